@@ -1,0 +1,38 @@
+# The first two targets are the README's two commands: `make demo` and `make test`.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install lint typecheck unit bench schemas fuzz clean
+
+demo: $(STAMP)
+	$(PY) examples/lookup_entity.py
+
+test: $(STAMP) lint typecheck unit
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check wink tests examples benchmarks
+	$(VENV)/bin/ruff format --check wink tests examples benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy --strict wink
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(VENV)/bin/pytest tests
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

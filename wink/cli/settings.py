@@ -1,0 +1,77 @@
+"""``WinkSettings``: the defaults of the ``wink`` command.
+
+Read, highest priority first, from keyword arguments, ``WINK_*`` environment
+variables and the ``[tool.wink]`` table of ``pyproject.toml`` in the current
+directory. Command-line flags override all of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    PyprojectTomlConfigSettingsSource,
+    SettingsConfigDict,
+)
+
+__all__ = ["DIALECT_NAMES", "DialectName", "Provider", "StrictMode", "WinkSettings"]
+
+Provider = Literal["openai", "anthropic", "gemini", "mcp"]
+"""A provider with a ``wink.providers`` module."""
+
+StrictMode = Literal["auto"] | bool
+"""OpenAI strict mode: ``"auto"`` turns it on only where meaning is kept."""
+
+DialectName = Literal[
+    "openai-chat", "openai-responses", "anthropic", "gemini", "gemini-openapi", "mcp"
+]
+"""One provider spec shape; ``wink schemas export`` writes one folder per dialect."""
+
+DIALECT_NAMES: tuple[DialectName, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "gemini-openapi",
+    "mcp",
+)
+
+
+class WinkSettings(BaseSettings):
+    """Project defaults: ``WINK_*`` variables, then ``[tool.wink]`` in ``pyproject.toml``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="WINK_",
+        pyproject_toml_table_header=("tool", "wink"),
+        extra="forbid",
+        frozen=True,
+    )
+
+    provider: Provider = "openai"
+    """Provider used by ``wink tools`` when ``--provider`` is not given."""
+    strict: StrictMode = "auto"
+    """Strict mode for OpenAI specs (and Anthropic's, where ``True``)."""
+    schema_dir: Path = Path("schemas")
+    """Folder ``wink schemas export``/``check`` use when ``--out``/``--dir`` is not given."""
+    targets: list[str] = Field(default_factory=list)
+    """``module:attribute`` targets used when a command is given none."""
+    dialects: list[DialectName] = Field(default_factory=lambda: list(DIALECT_NAMES))
+    """Dialects ``wink schemas export``/``check`` write and compare."""
+    wire: bool = False
+    """Whether ``wink schemas`` also covers wink's own wire types (in ``wire/``)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keyword arguments, then the environment, then ``pyproject.toml``."""
+        return (init_settings, env_settings, PyprojectTomlConfigSettingsSource(settings_cls))

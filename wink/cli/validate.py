@@ -1,0 +1,157 @@
+"""Validate recorded tool calls against the tools' contracts and JSON Schemas, streaming.
+
+Each call is parsed by the tool's params contract (what the executor would do);
+a call the contract accepts is also checked against its ``params_schema`` (what
+the provider was shown), so a disagreement between the two is reported too. A
+``null`` for a field with a default passes both, as strict OpenAI tools send it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_core import to_json
+
+from wink.cli.recorded import UnrecognisedDocument, calls_in
+from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path
+from wink.contract import schema_validator as compiled_schema_validator
+from wink.runtime.call import ToolCall
+from wink.tools import Tool
+
+__all__ = ["CallChecker", "ValidationTally", "validate_lines"]
+
+
+@dataclass(slots=True)
+class ValidationTally:
+    """What a validation run saw, counted as it streams."""
+
+    calls: int = 0
+    invalid: int = 0
+    unknown: int = 0
+    malformed: int = 0
+
+    @property
+    def failed(self) -> bool:
+        """Whether any call, name or line was bad."""
+        return bool(self.invalid or self.unknown or self.malformed)
+
+    def summary(self, files: int) -> str:
+        """One line for the end of the run."""
+        where = f"{files} file" + ("" if files == 1 else "s")
+        counts = [
+            f"{self.invalid} invalid",
+            f"{self.unknown} unknown tool" + ("" if self.unknown == 1 else "s"),
+            f"{self.malformed} malformed line" + ("" if self.malformed == 1 else "s"),
+        ]
+        return f"checked {self.calls} tool calls in {where}: {', '.join(counts)}"
+
+
+class CallChecker:
+    """Checks calls against a fixed set of tools, found by name."""
+
+    def __init__(self, tools: Sequence[Tool[Any, Any]]) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        self._known = ", ".join(sorted(self._tools))
+
+    def problems(self, call: ToolCall) -> tuple[FieldProblem, ...] | None:
+        """The call's problems (empty when valid), or ``None`` for an unknown tool."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return None
+        arguments: Any = {} if call.arguments is None else call.arguments
+        try:
+            if isinstance(arguments, str | bytes | Mapping):
+                tool.params_contract.parse(arguments)
+            else:
+                tool.params_contract.parse(to_json(arguments))
+        except ContractViolation as violation:
+            return violation.problems
+        # The contract accepted it; the schema the model was shown must agree.
+        return tuple(
+            FieldProblem(problem.path, f"the JSON Schema rejects it: {problem.reason}")
+            for problem in _schema_problems(tool.params_schema, _decoded(arguments))
+        )
+
+    def unknown_reason(self) -> str:
+        """Why a name was not found, listing the known ones."""
+        return f"unknown tool (known: {self._known})"
+
+
+def validate_lines(
+    lines: Iterable[bytes], label: str, checker: CallChecker, report: Callable[[str], None]
+) -> ValidationTally:
+    """Check every call on every line, reporting ``label:line: ...`` for each problem."""
+    tally = ValidationTally()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            calls = calls_in(json.loads(line))
+        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, UnrecognisedDocument
+            tally.malformed += 1
+            report(f"{label}:{number}: malformed line: {_line_error(error)}")
+            continue
+        for call in calls:
+            tally.calls += 1
+            problems = checker.problems(call)
+            if problems is None:
+                tally.unknown += 1
+                report(f"{label}:{number}: {call.name}: {checker.unknown_reason()}")
+            elif problems:
+                tally.invalid += 1
+                for problem in problems:
+                    report(f"{label}:{number}: {call.name}: {problem.path}: {problem.reason}")
+    return tally
+
+
+def _decoded(arguments: Any) -> Any:
+    """The arguments as JSON data; only called once the contract has parsed them."""
+    return json.loads(arguments) if isinstance(arguments, str | bytes) else arguments
+
+
+def _schema_problems(schema: JsonSchema, document: Any) -> list[FieldProblem]:
+    problems = []
+    for error in compiled_schema_validator(schema).iter_errors(document):
+        path = list(error.absolute_path)
+        if error.instance is None and _null_takes_default(schema, list(error.absolute_schema_path), path):
+            continue
+        problems.append(FieldProblem(format_path(path), error.message))
+    return problems
+
+
+def _null_takes_default(
+    schema: JsonSchema, schema_path: list[Any], instance_path: list[Any]
+) -> bool:
+    """Whether the ``null`` at ``instance_path`` fills a property that declares a default."""
+    if not instance_path or "properties" not in schema_path:
+        return False
+    last = len(schema_path) - 1 - schema_path[::-1].index("properties")
+    if last + 1 >= len(schema_path) or schema_path[last + 1] != instance_path[-1]:
+        return False
+    node: Any = schema
+    try:
+        for key in schema_path[: last + 2]:
+            while isinstance(node, dict) and key not in node and "$ref" in node:
+                node = _resolve(schema, node["$ref"])
+            node = node[key]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return isinstance(node, dict) and "default" in node
+
+
+def _resolve(root: JsonSchema, reference: str) -> Any:
+    node: Any = root
+    for part in reference.removeprefix("#/").split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def _line_error(error: ValueError) -> str:
+    if isinstance(error, UnrecognisedDocument):
+        return str(error)
+    if isinstance(error, json.JSONDecodeError):
+        return f"not valid JSON ({error.msg} at column {error.colno})"
+    return f"not valid UTF-8 JSON ({error})"

@@ -1,0 +1,153 @@
+"""Compile a params or result type into a contract, once per type."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
+from pydantic.errors import PydanticInvalidForJsonSchema
+from pydantic_core import SchemaValidator, to_json
+
+from wink.contract._core_schema import forbid_extra_everywhere
+from wink.contract.messages import (
+    FieldProblem,
+    describe_problems,
+    problems_from_validation_error,
+)
+from wink.contract.schema import generate_json_schema
+from wink.contract.walk import JsonSchema
+from wink.errors import PromptValidationError, ToolValidationError
+
+__all__ = ["Contract", "ContractViolation", "compile_contract", "type_name"]
+
+T = TypeVar("T")
+
+_EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProperties": False}
+_EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
+
+
+class ContractViolation(ToolValidationError):  # noqa: N818 - reads as what happened
+    """A payload broke a contract; ``problems`` says where and why."""
+
+    def __init__(self, subject: str, problems: tuple[FieldProblem, ...]) -> None:
+        self.subject = subject
+        self.problems = problems
+        super().__init__(f"{subject}:\n{describe_problems(problems)}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Contract(Generic[T]):
+    """A compiled type: strict forbidding validator, serializer and JSON Schemas."""
+
+    type: Any
+    """The type this contract was compiled from (``None`` for no payload)."""
+    input_schema: JsonSchema
+    """JSON Schema of what parsing accepts (validation mode)."""
+    output_schema: JsonSchema
+    """JSON Schema of what serializing produces (serialization mode)."""
+    _validator: SchemaValidator | None = field(repr=False)
+    _adapter: TypeAdapter[T] | None = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        """A readable name of the contract's type."""
+        return type_name(self.type)
+
+    def parse(self, arguments: str | bytes | Mapping[str, Any] | None) -> T:
+        """Parse a JSON document or decoded mapping, raising ``ContractViolation``.
+
+        A contract of ``None`` accepts only an empty payload: ``{}``, ``""`` or ``null``.
+        """
+        if self._validator is None:
+            return self._parse_nothing(arguments)
+        try:
+            if isinstance(arguments, str | bytes):
+                value: T = self._validator.validate_json(arguments, strict=True)
+            else:
+                value = self._validator.validate_json(to_json(arguments), strict=True)
+        except ValidationError as error:
+            problems = problems_from_validation_error(error, self.input_schema)
+            raise ContractViolation(f"invalid {self.name}", problems) from None
+        return value
+
+    def _parse_nothing(self, arguments: object) -> T:
+        if arguments is None or arguments == {}:
+            return None  # type: ignore[return-value]  # T is None for this contract
+        if isinstance(arguments, bytes):
+            arguments = arguments.decode("utf-8", "replace")
+        if isinstance(arguments, str) and "".join(arguments.split()) in _EMPTY_ARGUMENTS:
+            return None  # type: ignore[return-value]  # T is None for this contract
+        problem = FieldProblem("<root>", f"this tool takes no arguments (got {arguments!r:.60})")
+        raise ContractViolation("unexpected arguments", (problem,))
+
+    def dump(self, value: T, *, exclude_none: bool = False) -> Any:
+        """Serialize ``value`` to JSON-compatible Python data."""
+        if self._adapter is None:
+            return None
+        return self._adapter.dump_python(value, mode="json", exclude_none=exclude_none)
+
+    def dump_json(self, value: T, *, exclude_none: bool = False) -> str:
+        """Serialize ``value`` to compact JSON text."""
+        if self._adapter is None:
+            return "null"
+        return self._adapter.dump_json(value, exclude_none=exclude_none).decode()
+
+
+_cache: dict[Any, Contract[Any]] = {}
+_lock = threading.Lock()
+
+
+def compile_contract(tp: Any) -> Contract[Any]:
+    """Return the contract of ``tp``, compiling it on first use.
+
+    Raises ``PromptValidationError`` naming the type and field for anything that
+    cannot round-trip through JSON.
+    """
+    try:
+        return _cache[tp]
+    except KeyError:
+        pass
+    except TypeError as error:  # unhashable annotations
+        raise PromptValidationError(f"{tp!r} cannot be used as a contract type: {error}") from None
+    contract = _compile(tp)
+    with _lock:
+        return _cache.setdefault(tp, contract)
+
+
+def _compile(tp: Any) -> Contract[Any]:
+    if tp is None or tp is type(None):
+        return Contract(None, dict(_EMPTY_OBJECT), {"type": "null"}, None, None)
+    name = type_name(tp)
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(tp)
+        core = forbid_extra_everywhere(adapter.core_schema, name)
+        validator = SchemaValidator(core)
+        input_schema = generate_json_schema(adapter.core_schema, "validation")
+        output_schema = generate_json_schema(adapter.core_schema, "serialization")
+    except PromptValidationError as error:
+        raise PromptValidationError(f"{name}: {error}") from None
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema) as error:
+        raise PromptValidationError(
+            f"{name}: a field type cannot be sent or received as JSON ({_first_line(error)})"
+        ) from None
+    except PydanticUserError as error:
+        raise PromptValidationError(f"{name}: {_first_line(error)}") from None
+    except NameError as error:
+        raise PromptValidationError(f"{name}: unresolved forward reference ({error})") from None
+    return Contract(tp, input_schema, output_schema, validator, adapter)
+
+
+def type_name(tp: Any) -> str:
+    """A short readable name of a type or generic alias."""
+    if tp is None or tp is type(None):
+        return "None"
+    if isinstance(tp, type) and not getattr(tp, "__args__", None):
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "").replace("__main__.", "")
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0]

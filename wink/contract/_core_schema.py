@@ -1,0 +1,187 @@
+"""Rewrite a pydantic core schema so that parsing forbids unknown keys everywhere.
+
+pydantic applies ``extra`` per class, and reuses a model's prebuilt validator
+when the model appears inside another type, so a config passed from outside
+never reaches nested models. We rebuild the validator from a rewritten copy of
+the core schema instead; the user's classes are not touched.
+
+The same walk rejects field types that cannot round-trip through JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_core import core_schema as cs
+
+from wink.errors import PromptValidationError
+
+__all__ = ["forbid_extra_everywhere"]
+
+# Key types a JSON object can carry: strings and string-like enumerations.
+_STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref", "definitions"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Where:
+    owner: str
+    field: str
+
+    def describe(self) -> str:
+        return f"{self.owner}.{self.field}" if self.field else self.owner
+
+
+def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
+    """Return a copy of ``schema`` whose objects reject unknown keys at every level."""
+    return _rewrite(schema, _Where(root, ""))  # type: ignore[return-value]  # rewritten dict keeps the schema's shape
+
+
+def _rewrite(node: Any, where: _Where) -> Any:
+    if isinstance(node, list):
+        return [_rewrite(item, where) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind == "model" and not node.get("root_model"):
+        return _model_without_prebuilt(node, where)
+    if kind == "dataclass":
+        owner = _Where(node["cls"].__qualname__, "")
+        _reject_unsupported_dataclass(node["cls"])
+        rewritten = {key: _rewrite(value, owner) for key, value in node.items()}
+        # A dataclass schema with a generic origin never reuses the class's prebuilt
+        # validator; pointing it at the class itself changes nothing else.
+        rewritten["generic_origin"] = node["cls"]
+        return rewritten
+    _reject_unsupported_node(node, where)
+    if kind == "default":
+        return _null_means_default(node, where)
+    rewritten = {}
+    for key, value in node.items():
+        if key == "fields" and kind in ("model-fields", "typed-dict"):
+            rewritten[key] = {
+                name: _rewrite(field, _Where(where.owner, name)) for name, field in value.items()
+            }
+        elif key == "fields" and kind == "dataclass-args":
+            rewritten[key] = [
+                _rewrite(field, _Where(where.owner, field["name"])) for field in value
+            ]
+        else:
+            rewritten[key] = _rewrite(value, where)
+    if kind in ("model-fields", "dataclass-args", "typed-dict"):
+        rewritten["extra_behavior"] = "forbid"
+    return rewritten
+
+
+def _null_means_default(node: dict[str, Any], where: _Where) -> dict[str, Any]:
+    """Let ``null`` stand for a field's default where the field's type refuses ``null``.
+
+    OpenAI's strict mode requires every property and makes optional ones nullable:
+    a model then sends ``null`` to mean "use the default". The handler must get
+    the declared default, not ``None``; a field whose type accepts ``null`` keeps it.
+    """
+    inner = _rewrite(node["schema"], where)
+    rewritten = {key: value for key, value in node.items() if key != "schema"}
+    if _accepts_none(inner):
+        rewritten["schema"] = inner
+        return rewritten
+    if "default_factory" in node:
+        factory = node["default_factory"]
+        takes_data = bool(node.get("default_factory_takes_data"))
+
+        def fill(value: Any, info: cs.ValidationInfo) -> Any:
+            if value is not None:
+                return value
+            return factory(info.data) if takes_data else factory()
+
+        rewritten["schema"] = cs.with_info_after_validator_function(fill, cs.nullable_schema(inner))
+    else:
+        default = node.get("default")
+
+        def fill_default(value: Any) -> Any:
+            return _copy_default(default) if value is None else value
+
+        rewritten["schema"] = cs.no_info_after_validator_function(
+            fill_default, cs.nullable_schema(inner)
+        )
+    return rewritten
+
+
+def _copy_default(default: Any) -> Any:
+    # Mutable defaults are copied so that handlers never share one list or dict.
+    if isinstance(default, list | dict | set):
+        return type(default)(default)
+    return default
+
+
+def _accepts_none(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind in ("nullable", "none", "any"):
+        return True
+    if kind == "union":
+        return any(
+            _accepts_none(choice[0] if isinstance(choice, tuple) else choice)
+            for choice in schema.get("choices", [])
+        )
+    if kind in ("function-after", "function-before", "function-wrap", "default"):
+        inner = schema.get("schema")
+        return isinstance(inner, dict) and _accepts_none(inner)
+    if kind == "literal":
+        return None in schema.get("expected", [])
+    return False
+
+
+def _model_without_prebuilt(node: dict[str, Any], where: _Where) -> dict[str, Any]:
+    """Validate a model's fields with a forbidding schema, then build the instance."""
+    cls = node["cls"]
+    owner = _Where(cls.__qualname__, "")
+    fields_schema = _rewrite(node["schema"], owner)
+    build = _model_builder(cls)
+    replacement = cs.no_info_after_validator_function(build, fields_schema)
+    if "ref" in node:
+        replacement["ref"] = node["ref"]
+    return dict(replacement)
+
+
+def _model_builder(cls: Any) -> Callable[[Any], Any]:
+    def build(validated: tuple[dict[str, Any], Any, set[str]]) -> Any:
+        values, _extra, fields_set = validated
+        return cls.model_construct(_fields_set=fields_set, **values)
+
+    return build
+
+
+def _reject_unsupported_node(node: dict[str, Any], where: _Where) -> None:
+    kind = node.get("type")
+    if kind == "callable":
+        raise PromptValidationError(
+            f"{where.describe()}: a callable cannot be sent or received as JSON"
+        )
+    if kind == "is-instance":
+        name = getattr(node.get("cls"), "__qualname__", repr(node.get("cls")))
+        raise PromptValidationError(
+            f"{where.describe()}: arbitrary type {name} cannot be sent or received as JSON"
+        )
+    if kind == "dict":
+        keys = node.get("keys_schema")
+        if keys is not None and keys.get("type") not in _STRING_KEY_TYPES:
+            raise PromptValidationError(
+                f"{where.describe()}: mapping keys must be strings in JSON, "
+                f"not {keys.get('type')}"
+            )
+
+
+def _reject_unsupported_dataclass(cls: type[Any]) -> None:
+    initvar_kind = getattr(dataclasses, "_FIELD_INITVAR", None)
+    for name, field in getattr(cls, "__dataclass_fields__", {}).items():
+        if initvar_kind is not None and getattr(field, "_field_type", None) is initvar_kind:
+            raise PromptValidationError(
+                f"{cls.__qualname__}.{name}: InitVar fields do not round-trip through JSON"
+            )
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            raise PromptValidationError(
+                f"{cls.__qualname__}.{field.name}: field(init=False) does not round-trip "
+                "through JSON"
+            )

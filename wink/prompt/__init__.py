@@ -1,0 +1,14 @@
+"""Prompts: section trees that render markdown and expose their tools."""
+
+from wink.prompt.prompt import Prompt, PromptOverrides, PromptTemplate, RenderedPrompt, ToolBinding
+from wink.prompt.section import MarkdownSection, Section
+
+__all__ = [
+    "MarkdownSection",
+    "Prompt",
+    "PromptOverrides",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "Section",
+    "ToolBinding",
+]

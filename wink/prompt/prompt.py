@@ -1,0 +1,325 @@
+"""Prompt templates, bound prompts and rendered prompts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from wink.errors import PromptRenderError, PromptValidationError
+from wink.prompt.section import Section, params_field_names
+from wink.resources import Binding, ResourceRegistry
+from wink.tools import Tool
+
+__all__ = [
+    "Prompt",
+    "PromptOverrides",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "ToolBinding",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    section: Section[Any]
+    path: tuple[str, ...]
+    depth: int
+    params_type: Any
+    end: int
+    """Index just past this node's subtree in the depth-first order."""
+
+    @property
+    def path_text(self) -> str:
+        return "/".join(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBinding:
+    """Where a tool sits in the tree and which policies govern it."""
+
+    tool: Tool[Any, Any]
+    section_path: str
+    """Keys from the root to the tool's section, joined with ``/``."""
+    policies: tuple[Any, ...]
+    """Policies of the section and its ancestors (innermost first), then the prompt's."""
+
+
+class PromptTemplate:
+    """An immutable, validated tree of sections; walked once at construction."""
+
+    def __init__(
+        self,
+        *,
+        ns: str,
+        key: str,
+        name: str | None = None,
+        sections: Sequence[Section[Any]] = (),
+        policies: Sequence[Any] = (),
+    ) -> None:
+        if not ns or not key:
+            raise PromptValidationError(f"prompt template needs ns and key, got {ns!r}/{key!r}")
+        self.ns = ns
+        self.key = key
+        self.name = name or key
+        self.sections = tuple(sections)
+        self.policies = tuple(policies)
+        self._nodes = _walk(self.sections)
+        self._bindings = _bind_tools(self._nodes, self.policies)
+        self.tools: tuple[Tool[Any, Any], ...] = tuple(b.tool for b in self._bindings.values())
+        """Every tool of the tree in declaration order, enabled or not."""
+        for node in self._nodes:
+            _check_placeholders(node)
+
+    @property
+    def nodes(self) -> tuple[_Node, ...]:
+        return self._nodes
+
+    def binding(self, tool_name: str) -> ToolBinding:
+        """Where ``tool_name`` sits and which policies govern it."""
+        return self._bindings[tool_name]
+
+    def __repr__(self) -> str:
+        return f"PromptTemplate(ns={self.ns!r}, key={self.key!r}, tools={len(self.tools)})"
+
+
+def _walk(sections: Sequence[Section[Any]]) -> tuple[_Node, ...]:
+    nodes: list[_Node] = []
+
+    def visit(section: Section[Any], parent: tuple[str, ...], depth: int, inherited: Any) -> None:
+        if not isinstance(section, Section):
+            raise PromptValidationError(f"{section!r} is not a Section")
+        path = (*parent, section.key)
+        params_type = section.params if section.params is not None else inherited
+        index = len(nodes)
+        nodes.append(_Node(section, path, depth, params_type, end=-1))
+        seen: set[str] = set()
+        for child in section.children:
+            if child.key in seen:
+                raise PromptValidationError(
+                    f"section {'/'.join(path)} has two children with key {child.key!r}"
+                )
+            seen.add(child.key)
+            visit(child, path, depth + 1, params_type)
+        nodes[index] = _Node(section, path, depth, params_type, end=len(nodes))
+
+    seen_roots: set[str] = set()
+    for section in sections:
+        if section.key in seen_roots:
+            raise PromptValidationError(f"two top-level sections have key {section.key!r}")
+        seen_roots.add(section.key)
+        visit(section, (), 0, None)
+    return tuple(nodes)
+
+
+def _bind_tools(
+    nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]
+) -> dict[str, ToolBinding]:
+    bindings: dict[str, ToolBinding] = {}
+    chain: list[tuple[Any, ...]] = []
+    for node in nodes:
+        del chain[node.depth :]
+        chain.append(node.section.policies)
+        policies = tuple(p for level in reversed(chain) for p in level) + prompt_policies
+        for tool in node.section.tools:
+            if tool.name in bindings:
+                raise PromptValidationError(
+                    f"duplicate tool name {tool.name!r} in sections "
+                    f"{bindings[tool.name].section_path} and {node.path_text}"
+                )
+            bindings[tool.name] = ToolBinding(tool, node.path_text, policies)
+    return bindings
+
+
+def _check_placeholders(node: _Node) -> None:
+    wanted = node.section.placeholders()
+    if not wanted:
+        return
+    provided = params_field_names(node.params_type)
+    missing = sorted(wanted - provided)
+    if missing:
+        source = (
+            f"params type {node.params_type.__qualname__}"
+            if node.params_type is not None
+            else "no params type"
+        )
+        raise PromptValidationError(
+            f"section {node.path_text}: placeholders {', '.join('${' + m + '}' for m in missing)} "
+            f"are not provided ({source})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PromptOverrides:
+    """Description overrides for tools that accept them."""
+
+    tool_descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Tool name to its new description."""
+    param_descriptions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Tool name to field name to its new description (applied to the JSON Schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """The text and the tools of one render."""
+
+    text: str
+    """Markdown with headings by depth."""
+    tools: tuple[Tool[Any, Any], ...]
+    """Tools of enabled sections, in declaration order, overrides applied."""
+    tool_param_descriptions: Mapping[str, Mapping[str, str]]
+    """Tool name to field name to description, after overrides."""
+    bindings: Mapping[str, ToolBinding] = field(repr=False)
+    """Tool name to its binding (tool, section path, policies); built once per render."""
+
+    def binding(self, tool_name: str) -> ToolBinding | None:
+        """The binding of an enabled tool, or ``None``."""
+        return self.bindings.get(tool_name)
+
+
+class Prompt:
+    """A template with its params, resources and overrides bound."""
+
+    def __init__(
+        self,
+        template: PromptTemplate,
+        *,
+        overrides: PromptOverrides | None = None,
+        params: Sequence[Any] = (),
+        resources: Mapping[type[Any], Any] | ResourceRegistry | None = None,
+    ) -> None:
+        if not isinstance(template, PromptTemplate):
+            raise PromptValidationError(f"Prompt needs a PromptTemplate, got {template!r}")
+        self.template = template
+        self.overrides = overrides or PromptOverrides()
+        self._params = _index_params(params)
+        self._tools = _apply_overrides(template, self.overrides)
+        self._registry = _registry_of(resources)
+
+    @property
+    def name(self) -> str:
+        """The template's name."""
+        return self.template.name
+
+    @property
+    def resources(self) -> ResourceRegistry:
+        """The resource registry; ``with prompt.resources:`` opens and closes them."""
+        return self._registry
+
+    @property
+    def params(self) -> tuple[Any, ...]:
+        """The bound params instances."""
+        return tuple(self._params.values())
+
+    def bind(
+        self, *params: Any, resources: Mapping[type[Any], Any] | ResourceRegistry | None = None
+    ) -> Prompt:
+        """A prompt with ``params`` (and ``resources``) bound in addition to these."""
+        merged = {**self._params, **_index_params(params)}
+        return Prompt(
+            self.template,
+            overrides=self.overrides,
+            params=tuple(merged.values()),
+            resources=resources if resources is not None else self._registry,
+        )
+
+    def render(self) -> RenderedPrompt:
+        """Render the enabled sections to markdown and collect their tools."""
+        blocks: list[str] = []
+        tools: list[Tool[Any, Any]] = []
+        bindings: dict[str, ToolBinding] = {}
+        nodes = self.template.nodes
+        index = 0
+        while index < len(nodes):
+            node = nodes[index]
+            params = self._params_for(node)
+            if not node.section.is_enabled(params):
+                index = node.end
+                continue
+            heading = "#" * min(node.depth + 2, 6) + " " + node.section.title
+            body = node.section.render_body(params)
+            blocks.append(f"{heading}\n\n{body}" if body else heading)
+            for tool in node.section.tools:
+                rendered_tool = self._tools[tool.name]
+                tools.append(rendered_tool)
+                template_binding = self.template.binding(tool.name)
+                bindings[tool.name] = ToolBinding(
+                    rendered_tool, template_binding.section_path, template_binding.policies
+                )
+            index += 1
+        descriptions = {tool.name: tool.param_descriptions() for tool in tools}
+        return RenderedPrompt(
+            text="\n\n".join(blocks),
+            tools=tuple(tools),
+            tool_param_descriptions=MappingProxyType(descriptions),
+            bindings=MappingProxyType(bindings),
+        )
+
+    def _params_for(self, node: _Node) -> Any:
+        params_type = node.params_type
+        if params_type is None:
+            return None
+        bound = self._params.get(params_type)
+        if bound is not None:
+            return bound
+        try:
+            return params_type()
+        except Exception:
+            raise PromptRenderError(
+                f"section {node.path_text} needs params of type {params_type.__qualname__}; "
+                "pass an instance to Prompt.bind()"
+            ) from None
+
+    def __repr__(self) -> str:
+        return f"Prompt({self.template!r})"
+
+
+def _index_params(params: Sequence[Any]) -> dict[type[Any], Any]:
+    indexed: dict[type[Any], Any] = {}
+    for value in params:
+        if value is None or isinstance(value, type):
+            raise PromptValidationError(f"bind() takes params instances, got {value!r}")
+        if type(value) in indexed:
+            raise PromptValidationError(
+                f"bind() got two params of type {type(value).__qualname__}"
+            )
+        indexed[type(value)] = value
+    return indexed
+
+
+def _apply_overrides(
+    template: PromptTemplate, overrides: PromptOverrides
+) -> dict[str, Tool[Any, Any]]:
+    names = {tool.name for tool in template.tools}
+    unknown = sorted(
+        (set(overrides.tool_descriptions) | set(overrides.param_descriptions)) - names
+    )
+    if unknown:
+        raise PromptValidationError(
+            f"overrides name unknown tools {unknown} (tools: {', '.join(sorted(names))})"
+        )
+    tools: dict[str, Tool[Any, Any]] = {}
+    for tool in template.tools:
+        description = overrides.tool_descriptions.get(tool.name)
+        params = overrides.param_descriptions.get(tool.name)
+        if description is None and not params:
+            tools[tool.name] = tool
+        else:
+            tools[tool.name] = tool.with_descriptions(description, dict(params or {}))
+    return tools
+
+
+def _registry_of(
+    resources: Mapping[type[Any], Any] | ResourceRegistry | None,
+) -> ResourceRegistry:
+    if resources is None:
+        return ResourceRegistry.of()
+    if isinstance(resources, ResourceRegistry):
+        return resources
+    return ResourceRegistry.of(
+        *(
+            value if isinstance(value, Binding) else Binding.instance(key, value)
+            for key, value in resources.items()
+        )
+    )

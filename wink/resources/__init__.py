@@ -1,0 +1,39 @@
+"""Resources for tool handlers: a typed, scoped registry and confined filesystems."""
+
+from wink.resources.filesystem import (
+    FileNotFoundInFilesystemError,
+    Filesystem,
+    FilesystemError,
+    HostFilesystem,
+    InMemoryFilesystem,
+)
+from wink.resources.registry import (
+    Binding,
+    BindingError,
+    CircularDependencyError,
+    ResourceRegistry,
+    ResourceResolver,
+    ResourceScopeError,
+    Scope,
+    Snapshotable,
+    ToolCallScope,
+    UnboundResourceError,
+)
+
+__all__ = [
+    "Binding",
+    "BindingError",
+    "CircularDependencyError",
+    "FileNotFoundInFilesystemError",
+    "Filesystem",
+    "FilesystemError",
+    "HostFilesystem",
+    "InMemoryFilesystem",
+    "ResourceRegistry",
+    "ResourceResolver",
+    "ResourceScopeError",
+    "Scope",
+    "Snapshotable",
+    "ToolCallScope",
+    "UnboundResourceError",
+]

@@ -1,0 +1,16 @@
+"""Tools: typed contracts, results and the context handed to handlers."""
+
+from wink.tools.context import ResourceAccess, ToolContext
+from wink.tools.result import ToolRenderableResult, ToolResult, render_value
+from wink.tools.tool import Tool, ToolExample, ToolHandler
+
+__all__ = [
+    "ResourceAccess",
+    "Tool",
+    "ToolContext",
+    "ToolExample",
+    "ToolHandler",
+    "ToolRenderableResult",
+    "ToolResult",
+    "render_value",
+]

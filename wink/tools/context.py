@@ -1,0 +1,87 @@
+"""``ToolContext``: the immutable bundle handed to every handler call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from wink.errors import WinkError
+
+__all__ = ["ResourceAccess", "ToolContext"]
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from wink.prompt import Prompt, RenderedPrompt
+
+
+class ResourceAccess(Protocol):
+    """What a handler may ask of the resources bound to its prompt."""
+
+    def get(self, resource_type: type[T]) -> T:
+        """The resource bound to ``resource_type``; raises when unbound."""
+        ...
+
+    def get_optional(self, resource_type: type[T]) -> T | None:
+        """The resource bound to ``resource_type``, or ``None``."""
+        ...
+
+    @property
+    def filesystem(self) -> Any:
+        """The bound ``Filesystem``, or ``None``."""
+        ...
+
+
+class _NoResources:
+    """Resource access for a context built without any resources."""
+
+    def get(self, resource_type: type[T]) -> T:
+        raise WinkError(f"no resources are bound; {resource_type.__qualname__} is unavailable")
+
+    def get_optional(self, resource_type: type[T]) -> T | None:
+        return None
+
+    @property
+    def filesystem(self) -> Any:
+        return None
+
+
+NO_RESOURCES: ResourceAccess = _NoResources()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Everything a handler may use besides its params; built fresh for each call."""
+
+    prompt: Prompt | None = None
+    """The prompt being evaluated."""
+    rendered_prompt: RenderedPrompt | None = None
+    """The rendered prompt whose tools the model was shown."""
+    adapter: Any = None
+    """The provider adapter running the evaluation, if any."""
+    session: Any = None
+    """The session whose state the call may change."""
+    deadline: Any = None
+    """The evaluation's ``Deadline``, if any."""
+    budget_tracker: Any = None
+    """The evaluation's ``BudgetTracker``, if any."""
+    resources: ResourceAccess = NO_RESOURCES
+    """Typed access to the prompt's resources."""
+    heartbeat: Callable[[], None] | None = None
+    """Called by ``beat()``; ``None`` makes ``beat()`` a no-op."""
+
+    @property
+    def filesystem(self) -> Any:
+        """Shortcut for the bound ``Filesystem`` resource (``None`` when unbound)."""
+        return self.resources.filesystem
+
+    @property
+    def event_bus(self) -> Any:
+        """Where handlers publish events: the session's dispatcher."""
+        return self.session
+
+    def beat(self) -> None:
+        """Report liveness during long operations."""
+        if self.heartbeat is not None:
+            self.heartbeat()

@@ -1,0 +1,58 @@
+"""``ToolResult``: what a handler returns, and what the model is shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from wink.contract import compile_contract
+
+__all__ = ["ToolRenderableResult", "ToolResult"]
+
+ResultT = TypeVar("ResultT")
+
+
+@runtime_checkable
+class ToolRenderableResult(Protocol):
+    """A result value that chooses its own text for the model."""
+
+    def render(self) -> str:
+        """The text the model sees in the tool message."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(Generic[ResultT]):
+    """The outcome of a tool call: a message, an optional typed value, success or not."""
+
+    message: str
+    """Short text forwarded to the model."""
+    value: ResultT | None = None
+    """Typed payload; ``None`` on failure unless the tool returns an error payload."""
+    success: bool = True
+    """``False`` marks a tool failure the model should act on."""
+    exclude_value_from_context: bool = False
+    """Keep ``value`` out of the provider's tool message (it is still recorded)."""
+
+    @classmethod
+    def ok(cls, value: ResultT, message: str = "ok") -> ToolResult[ResultT]:
+        """A successful result carrying ``value``."""
+        return cls(message=message, value=value, success=True)
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult[ResultT]:
+        """A failed result with no value."""
+        return cls(message=message, value=None, success=False)
+
+    def render(self) -> str:
+        """The value as text for the model: its own ``render()``, else compact JSON."""
+        return render_value(self.value)
+
+
+def render_value(value: Any) -> str:
+    """Render a result value: ``""`` for ``None``, ``render()`` when defined, else JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, ToolRenderableResult):
+        return value.render()
+    return compile_contract(type(value)).dump_json(value, exclude_none=True)

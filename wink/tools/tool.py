@@ -1,0 +1,264 @@
+"""``Tool``: a named, typed, documented affordance, validated at construction."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_origin
+
+from wink.contract import (
+    Contract,
+    ContractViolation,
+    check_schema,
+    compile_contract,
+    schema_validator,
+    type_name,
+)
+from wink.contract.walk import JsonSchema
+from wink.errors import PromptValidationError
+from wink.tools.context import ToolContext
+from wink.tools.result import ToolResult
+
+__all__ = ["Tool", "ToolExample", "ToolHandler"]
+
+ParamsT = TypeVar("ParamsT")
+ResultT = TypeVar("ResultT")
+ParamsT_contra = TypeVar("ParamsT_contra", contravariant=True)
+ResultT_co = TypeVar("ResultT_co", covariant=True)
+
+_NAME = re.compile(r"^[a-z0-9_-]{1,64}$")
+_MAX_DESCRIPTION = 200
+
+
+class ToolHandler(Protocol[ParamsT_contra, ResultT_co]):
+    """A handler: one positional params argument and a keyword-only ``context``."""
+
+    def __call__(
+        self, params: ParamsT_contra, /, *, context: ToolContext
+    ) -> ToolResult[ResultT_co]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExample(Generic[ParamsT, ResultT]):
+    """A worked call shown to models and checked against the tool's contracts."""
+
+    description: str
+    """What the example shows (ASCII, at most 200 characters)."""
+    input: ParamsT
+    """An instance of the tool's params type."""
+    output: ResultT
+    """An instance of the tool's result type."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Tool(Generic[ParamsT, ResultT]):
+    """A tool contract; write ``Tool[Params, Result](name=..., ...)``."""
+
+    name: str
+    """``^[a-z0-9_-]{1,64}$``; unique within a prompt."""
+    description: str
+    """1-200 ASCII characters shown to the model."""
+    handler: ToolHandler[ParamsT, ResultT] | None = None
+    """Runs the call; ``None`` for a tool that is only advertised."""
+    accepts_overrides: bool = True
+    """Whether prompt overrides may change the descriptions."""
+    examples: tuple[ToolExample[ParamsT, ResultT], ...] = ()
+    """Worked calls, validated against both contracts."""
+    params_type: Any = field(init=False, repr=False)
+    """The params type given as the first type argument."""
+    result_type: Any = field(init=False, repr=False)
+    """The result type given as the second type argument."""
+    params_contract: Contract[ParamsT] = field(init=False, repr=False)
+    """Compiled params contract (parsing + schema)."""
+    result_contract: Contract[ResultT] = field(init=False, repr=False)
+    """Compiled result contract (serialization + schema)."""
+    params_schema: JsonSchema = field(init=False, repr=False)
+    """JSON Schema of the arguments, as the model sees it (after overrides)."""
+    result_schema: JsonSchema = field(init=False, repr=False)
+    """JSON Schema of the result value."""
+
+    _specialised: ClassVar[dict[tuple[Any, Any], type[Tool[Any, Any]]]] = {}
+    _type_arguments: ClassVar[tuple[Any, Any] | None] = None
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        arguments = item if isinstance(item, tuple) else (item,)
+        if len(arguments) != 2 or any(isinstance(arg, TypeVar) for arg in arguments):
+            return super().__class_getitem__(item)  # type: ignore[misc]  # generic alias for annotations
+        key = (arguments[0], arguments[1])
+        specialised = cls._specialised.get(key)
+        if specialised is None:
+            name = f"Tool[{type_name(key[0])}, {type_name(key[1])}]"
+            specialised = type(name, (cls,), {"_type_arguments": key, "__slots__": ()})
+            specialised.__module__ = cls.__module__
+            cls._specialised[key] = specialised
+        return specialised
+
+    def __post_init__(self) -> None:
+        arguments = type(self)._type_arguments
+        if arguments is None:
+            raise PromptValidationError(
+                f"tool {self.name!r}: write Tool[ParamsType, ResultType](...) with concrete "
+                "type arguments"
+            )
+        _check_name(self.name)
+        description = _check_description(f"tool {self.name!r}", self.description)
+        object.__setattr__(self, "description", description)
+        if self.handler is not None:
+            _check_handler(self.name, self.handler)
+        params_type, result_type = arguments
+        try:
+            params_contract = compile_contract(params_type)
+            result_contract = compile_contract(result_type)
+        except PromptValidationError as error:
+            raise PromptValidationError(f"tool {self.name!r}: {error}") from None
+        check_schema(params_contract.input_schema, f"tool {self.name!r} params")
+        check_schema(result_contract.output_schema, f"tool {self.name!r} result")
+        object.__setattr__(self, "params_type", params_type)
+        object.__setattr__(self, "result_type", result_type)
+        object.__setattr__(self, "params_contract", params_contract)
+        object.__setattr__(self, "result_contract", result_contract)
+        object.__setattr__(self, "params_schema", params_contract.input_schema)
+        object.__setattr__(self, "result_schema", result_contract.output_schema)
+        object.__setattr__(self, "examples", tuple(self.examples))
+        for index, example in enumerate(self.examples):
+            _check_example(self, index, example)
+
+    def with_descriptions(
+        self, description: str | None = None, params: dict[str, str] | None = None
+    ) -> Tool[ParamsT, ResultT]:
+        """A copy whose tool and top-level parameter descriptions are replaced."""
+        if not self.accepts_overrides:
+            raise PromptValidationError(f"tool {self.name!r} does not accept overrides")
+        updated = replace(self) if description is None else replace(self, description=description)
+        if params:
+            object.__setattr__(updated, "params_schema", _describe_params(self, params))
+        return updated
+
+    def param_descriptions(self) -> dict[str, str]:
+        """Field name to description, as the model sees them."""
+        properties = self.params_schema.get("properties", {})
+        return {
+            name: prop["description"]
+            for name, prop in properties.items()
+            if isinstance(prop, dict) and isinstance(prop.get("description"), str)
+        }
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise PromptValidationError(
+            f"tool name {name!r} must match ^[a-z0-9_-]{{1,64}}$ (lowercase letters, digits, "
+            "'_' or '-', no spaces)"
+        )
+
+
+def _check_description(owner: str, description: object) -> str:
+    if not isinstance(description, str):
+        raise PromptValidationError(f"{owner}: description must be a string, got {description!r}")
+    stripped = description.strip()
+    if not 1 <= len(stripped) <= _MAX_DESCRIPTION:
+        raise PromptValidationError(
+            f"{owner}: description must be 1-{_MAX_DESCRIPTION} characters after stripping, "
+            f"got {len(stripped)}: {stripped[:40]!r}"
+        )
+    if not stripped.isascii():
+        raise PromptValidationError(f"{owner}: description must be ASCII: {stripped!r}")
+    return stripped
+
+
+def _check_handler(name: str, handler: Callable[..., Any]) -> None:
+    if not callable(handler):
+        raise PromptValidationError(f"tool {name!r}: handler {handler!r} is not callable")
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError) as error:
+        raise PromptValidationError(f"tool {name!r}: cannot read handler signature: {error}")
+    positional = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    keyword_only = [p for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    variadic = [p for p in signature.parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    problems = []
+    if len(positional) != 1:
+        problems.append(f"takes {len(positional)} positional parameters, expected 1 (params)")
+    if not any(p.name == "context" for p in keyword_only):
+        problems.append("has no keyword-only 'context' parameter")
+    required_extra = [p.name for p in keyword_only if p.name != "context" and p.default is p.empty]
+    if required_extra:
+        problems.append(f"has other required keyword-only parameters {required_extra}")
+    if variadic:
+        problems.append(f"has variadic parameters {[p.name for p in variadic]}")
+    if problems:
+        raise PromptValidationError(
+            f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} "
+            f"{'; '.join(problems)}; write def handler(params, *, context): ..."
+        )
+
+
+def _is_instance(value: Any, tp: Any) -> bool:
+    if tp is None or tp is type(None):
+        return value is None
+    origin = get_origin(tp)
+    if origin in (list, tuple):
+        args = [arg for arg in get_args(tp) if arg is not Ellipsis]
+        return isinstance(value, origin) and all(
+            any(_is_instance(item, arg) for arg in args) for item in value
+        )
+    if isinstance(tp, type):
+        return isinstance(value, tp)
+    return True
+
+
+def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
+    subject = f"tool {tool.name!r} example {index}"
+    if not isinstance(example, ToolExample):
+        raise PromptValidationError(f"{subject}: {example!r} is not a ToolExample")
+    _check_description(subject, example.description)
+    for part, value, tp, contract, schema in (
+        ("input", example.input, tool.params_type, tool.params_contract, tool.params_schema),
+        ("output", example.output, tool.result_type, tool.result_contract, tool.result_schema),
+    ):
+        if not _is_instance(value, tp):
+            raise PromptValidationError(
+                f"{subject} {part}: {value!r} is not an instance of {type_name(tp)}"
+            )
+        document = contract.dump(value)
+        schema_errors = sorted(schema_validator(schema).iter_errors(document), key=str)
+        pydantic_error: ContractViolation | None = None
+        try:
+            contract.parse(contract.dump_json(value))
+        except ContractViolation as error:
+            pydantic_error = error
+        if pydantic_error is None and not schema_errors:
+            continue
+        if pydantic_error is not None and schema_errors:
+            detail = f"rejected by the contract and the JSON Schema: {pydantic_error.problems[0]}"
+        elif pydantic_error is not None:
+            detail = (
+                "pydantic rejects it but the JSON Schema accepts it "
+                f"({pydantic_error.problems[0]})"
+            )
+        else:
+            detail = (
+                "the JSON Schema rejects it but pydantic accepts it "
+                f"({schema_errors[0].message})"
+            )
+        raise PromptValidationError(f"{subject} ({example.description!r}) {part}: {detail}")
+
+
+def _describe_params(tool: Tool[Any, Any], descriptions: dict[str, str]) -> JsonSchema:
+    schema = dict(tool.params_schema)
+    properties = dict(schema.get("properties", {}))
+    for field_name, text in descriptions.items():
+        if field_name not in properties:
+            raise PromptValidationError(
+                f"tool {tool.name!r}: override names unknown parameter {field_name!r} "
+                f"(parameters: {', '.join(properties) or 'none'})"
+            )
+        properties[field_name] = {**properties[field_name], "description": text}
+    schema["properties"] = properties
+    return schema
