@@ -37,5 +37,5 @@ class DeadlineExceededError(WinkError):
     """The deadline of an evaluation has passed."""
 
 
-class VisibilityExpansionRequired(WinkError):  # noqa: N818 - name fixed by the spec
+class VisibilityExpansionRequired(WinkError):  # the name is fixed by the spec
     """A handler asks for hidden sections to be expanded; the executor re-raises it."""

@@ -7,12 +7,14 @@ directory. Command-line flags override all of them.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     PyprojectTomlConfigSettingsSource,
     SettingsConfigDict,
@@ -57,12 +59,24 @@ class WinkSettings(BaseSettings):
     """Strict mode for OpenAI specs (and Anthropic's, where ``True``)."""
     schema_dir: Path = Path("schemas")
     """Folder ``wink schemas export``/``check`` use when ``--out``/``--dir`` is not given."""
-    targets: list[str] = Field(default_factory=list)
+    targets: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """``module:attribute`` targets used when a command is given none."""
-    dialects: list[DialectName] = Field(default_factory=lambda: list(DIALECT_NAMES))
+    dialects: Annotated[list[DialectName], NoDecode] = Field(
+        default_factory=lambda: list(DIALECT_NAMES)
+    )
     """Dialects ``wink schemas export``/``check`` write and compare."""
     wire: bool = False
     """Whether ``wink schemas`` also covers wink's own wire types (in ``wire/``)."""
+
+    @field_validator("targets", "dialects", mode="before")
+    @classmethod
+    def _split_words(cls, value: Any) -> Any:
+        """A list from the environment: a JSON array, or words split on commas and spaces."""
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            return json.loads(value)
+        return value.replace(",", " ").split()
 
     @classmethod
     def settings_customise_sources(

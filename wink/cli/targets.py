@@ -95,9 +95,7 @@ def _collect(value: object, target: str) -> tuple[Tool[Any, Any], ...]:
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
             if not isinstance(item, Tool):
-                raise CliError(
-                    f"target {target!r}: item {index} is {_kind(item)}, not a Tool"
-                )
+                raise CliError(f"target {target!r}: item {index} is {_kind(item)}, not a Tool")
         return tuple(value)
     raise CliError(f"target {target!r} is {_kind(value)}; expected {_ACCEPTED}")
 

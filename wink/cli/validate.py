@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import Draft202012Validator
 from pydantic_core import to_json
 
-from wink.cli.recorded import UnrecognisedDocument, calls_in
+from wink.cli.recorded import calls_in
 from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path
 from wink.contract import schema_validator as compiled_schema_validator
 from wink.runtime.call import ToolCall
@@ -54,6 +55,9 @@ class CallChecker:
 
     def __init__(self, tools: Sequence[Tool[Any, Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._validators = {
+            tool.name: compiled_schema_validator(tool.params_schema) for tool in tools
+        }
         self._known = ", ".join(sorted(self._tools))
 
     def problems(self, call: ToolCall) -> tuple[FieldProblem, ...] | None:
@@ -72,7 +76,9 @@ class CallChecker:
         # The contract accepted it; the schema the model was shown must agree.
         return tuple(
             FieldProblem(problem.path, f"the JSON Schema rejects it: {problem.reason}")
-            for problem in _schema_problems(tool.params_schema, _decoded(arguments))
+            for problem in _schema_problems(
+                self._validators[tool.name], tool.params_schema, _decoded(arguments)
+            )
         )
 
     def unknown_reason(self) -> str:
@@ -90,9 +96,9 @@ def validate_lines(
             continue
         try:
             calls = calls_in(json.loads(line))
-        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, UnrecognisedDocument
+        except ValueError as error:  # bad JSON or UTF-8, or a shape no reader knows
             tally.malformed += 1
-            report(f"{label}:{number}: malformed line: {_line_error(error)}")
+            report(f"{label}:{number}: malformed line: {_line_error(error, line)}")
             continue
         for call in calls:
             tally.calls += 1
@@ -112,11 +118,15 @@ def _decoded(arguments: Any) -> Any:
     return json.loads(arguments) if isinstance(arguments, str | bytes) else arguments
 
 
-def _schema_problems(schema: JsonSchema, document: Any) -> list[FieldProblem]:
+def _schema_problems(
+    validator: Draft202012Validator, schema: JsonSchema, document: Any
+) -> list[FieldProblem]:
     problems = []
-    for error in compiled_schema_validator(schema).iter_errors(document):
+    for error in validator.iter_errors(document):
         path = list(error.absolute_path)
-        if error.instance is None and _null_takes_default(schema, list(error.absolute_schema_path), path):
+        if error.instance is None and _null_takes_default(
+            schema, list(error.absolute_schema_path), path
+        ):
             continue
         problems.append(FieldProblem(format_path(path), error.message))
     return problems
@@ -149,9 +159,11 @@ def _resolve(root: JsonSchema, reference: str) -> Any:
     return node
 
 
-def _line_error(error: ValueError) -> str:
-    if isinstance(error, UnrecognisedDocument):
-        return str(error)
+def _line_error(error: ValueError, line: bytes) -> str:
     if isinstance(error, json.JSONDecodeError):
-        return f"not valid JSON ({error.msg} at column {error.colno})"
-    return f"not valid UTF-8 JSON ({error})"
+        # Past the end means the line stopped short; point just after its last character.
+        column = min(error.pos, len(line.rstrip())) + 1
+        return f"not valid JSON ({error.msg} at column {column})"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not valid UTF-8 ({error.reason} at byte {error.start})"
+    return str(error)

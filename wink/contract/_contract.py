@@ -12,6 +12,8 @@ from pydantic.errors import PydanticInvalidForJsonSchema
 from pydantic_core import SchemaValidator, to_json
 
 from wink.contract._core_schema import forbid_extra_everywhere
+from wink.contract._field_search import field_mentioning, field_not_json
+from wink.contract.conformance import check_schema
 from wink.contract.messages import (
     FieldProblem,
     describe_problems,
@@ -29,7 +31,7 @@ _EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProp
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
 
 
-class ContractViolation(ToolValidationError):  # noqa: N818 - reads as what happened
+class ContractViolation(ToolValidationError):
     """A payload broke a contract; ``problems`` says where and why."""
 
     def __init__(self, subject: str, problems: tuple[FieldProblem, ...]) -> None:
@@ -123,20 +125,34 @@ def _compile(tp: Any) -> Contract[Any]:
     name = type_name(tp)
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
+        # An unresolved forward reference leaves a placeholder schema; raise it now.
+        adapter.rebuild(raise_errors=True)
         core = forbid_extra_everywhere(adapter.core_schema, name)
         validator = SchemaValidator(core)
         input_schema = generate_json_schema(adapter.core_schema, "validation")
         output_schema = generate_json_schema(adapter.core_schema, "serialization")
+        # Conformance is checked here, once per type, not once per tool that uses it.
+        check_schema(input_schema, f"{name} (parsing)")
+        if output_schema != input_schema:
+            check_schema(output_schema, f"{name} (serializing)")
     except PromptValidationError as error:
-        raise PromptValidationError(f"{name}: {error}") from None
+        message = str(error)
+        if not message.startswith((f"{name}.", f"{name}:")):
+            message = f"{name}: {message}"
+        raise PromptValidationError(message) from None
     except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema) as error:
+        where = field_not_json(tp) or name
         raise PromptValidationError(
-            f"{name}: a field type cannot be sent or received as JSON ({_first_line(error)})"
+            f"{where}: a field type cannot be sent or received as JSON "
+            # pydantic's advice to allow arbitrary types would not help: they are refused.
+            f"({_first_line(error).split('. ')[0]})"
         ) from None
     except PydanticUserError as error:
         raise PromptValidationError(f"{name}: {_first_line(error)}") from None
     except NameError as error:
-        raise PromptValidationError(f"{name}: unresolved forward reference ({error})") from None
+        missing = getattr(error, "name", None) or ""
+        where = field_mentioning(tp, missing) or name
+        raise PromptValidationError(f"{where}: unresolved forward reference {missing!r}") from None
     return Contract(tp, input_schema, output_schema, validator, adapter)
 
 

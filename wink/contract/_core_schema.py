@@ -11,7 +11,7 @@ The same walk rejects field types that cannot round-trip through JSON.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_core import core_schema as cs
@@ -28,6 +28,11 @@ _STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref"
 class _Where:
     owner: str
     field: str
+    class_names: Mapping[str, str]
+    """Core schema ref to class name, to label union choices that are references."""
+
+    def at(self, owner: str, field: str = "") -> _Where:
+        return _Where(owner, field, self.class_names)
 
     def describe(self) -> str:
         return f"{self.owner}.{self.field}" if self.field else self.owner
@@ -35,19 +40,21 @@ class _Where:
 
 def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
     """Return a copy of ``schema`` whose objects reject unknown keys at every level."""
-    return _rewrite(schema, _Where(root, ""))  # type: ignore[return-value]  # rewritten dict keeps the schema's shape
+    rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", _class_names(schema)))
+    return rewritten
 
 
 def _rewrite(node: Any, where: _Where) -> Any:
-    if isinstance(node, list):
-        return [_rewrite(item, where) for item in node]
+    if isinstance(node, list | tuple):
+        # Tuples hold labelled union choices: ``(schema, label)``.
+        return type(node)(_rewrite(item, where) for item in node)
     if not isinstance(node, dict):
         return node
     kind = node.get("type")
     if kind == "model" and not node.get("root_model"):
         return _model_without_prebuilt(node, where)
     if kind == "dataclass":
-        owner = _Where(node["cls"].__qualname__, "")
+        owner = where.at(node["cls"].__qualname__)
         _reject_unsupported_dataclass(node["cls"])
         rewritten = {key: _rewrite(value, owner) for key, value in node.items()}
         # A dataclass schema with a generic origin never reuses the class's prebuilt
@@ -61,17 +68,86 @@ def _rewrite(node: Any, where: _Where) -> Any:
     for key, value in node.items():
         if key == "fields" and kind in ("model-fields", "typed-dict"):
             rewritten[key] = {
-                name: _rewrite(field, _Where(where.owner, name)) for name, field in value.items()
+                name: _rewrite(field, where.at(where.owner, name)) for name, field in value.items()
             }
         elif key == "fields" and kind == "dataclass-args":
             rewritten[key] = [
-                _rewrite(field, _Where(where.owner, field["name"])) for field in value
+                _rewrite(field, where.at(where.owner, field["name"])) for field in value
             ]
         else:
             rewritten[key] = _rewrite(value, where)
     if kind in ("model-fields", "dataclass-args", "typed-dict"):
         rewritten["extra_behavior"] = "forbid"
+    if kind == "union":
+        rewritten["choices"] = _union_choices(node["choices"], rewritten["choices"], where)
+    if kind == "int":
+        return _integral_floats_allowed(rewritten)
     return rewritten
+
+
+def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
+    """Accept ``3.0`` where an integer is expected, as JSON Schema's ``integer`` does.
+
+    Strict parsing rejects every float; a float with a fractional part still fails.
+    """
+
+    def integral_float_to_int(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+    wrapper = dict(cs.no_info_before_validator_function(integral_float_to_int, node))
+    if "ref" in node:
+        wrapper["ref"] = node.pop("ref")
+    return wrapper
+
+
+def _class_names(schema: Any) -> dict[str, str]:
+    """Map each model's and dataclass's core schema ref to its class name."""
+    found: dict[str, str] = {}
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list | tuple):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            if node.get("type") in ("model", "dataclass") and "ref" in node:
+                found[node["ref"]] = node["cls"].__name__
+            pending.extend(value for key, value in node.items() if key != "cls")
+    return found
+
+
+def _union_choices(originals: list[Any], choices: list[Any], where: _Where) -> list[Any]:
+    # Beside a float choice, ``2.0`` must stay a float as in pydantic: the int choice
+    # keeps refusing floats, and the float choice already accepts what JSON Schema does.
+    has_float = any(isinstance(o, dict) and o.get("type") == "float" for o in originals)
+    return [
+        _labelled_choice(
+            original,
+            choice["schema"] if has_float and _is_int(original) else choice,
+            where.class_names,
+        )
+        for original, choice in zip(originals, choices, strict=True)
+    ]
+
+
+def _is_int(schema: Any) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "int" and "ref" not in schema
+
+
+def _labelled_choice(original: Any, choice: Any, class_names: Mapping[str, str]) -> Any:
+    """Label a union choice with its class name (or kind), as error locations show it.
+
+    Rewritten choices would otherwise be named after wink's wrapper functions.
+    """
+    if isinstance(original, tuple):
+        return choice
+    kind = original.get("type")
+    if kind in ("model", "dataclass"):
+        return (choice, original["cls"].__name__)
+    if kind == "definition-ref":
+        return (choice, class_names.get(original["schema_ref"], original["schema_ref"]))
+    return (choice, str(kind))
 
 
 def _null_means_default(node: dict[str, Any], where: _Where) -> dict[str, Any]:
@@ -135,7 +211,7 @@ def _accepts_none(schema: dict[str, Any]) -> bool:
 def _model_without_prebuilt(node: dict[str, Any], where: _Where) -> dict[str, Any]:
     """Validate a model's fields with a forbidding schema, then build the instance."""
     cls = node["cls"]
-    owner = _Where(cls.__qualname__, "")
+    owner = where.at(cls.__qualname__)
     fields_schema = _rewrite(node["schema"], owner)
     build = _model_builder(cls)
     replacement = cs.no_info_after_validator_function(build, fields_schema)
@@ -167,8 +243,7 @@ def _reject_unsupported_node(node: dict[str, Any], where: _Where) -> None:
         keys = node.get("keys_schema")
         if keys is not None and keys.get("type") not in _STRING_KEY_TYPES:
             raise PromptValidationError(
-                f"{where.describe()}: mapping keys must be strings in JSON, "
-                f"not {keys.get('type')}"
+                f"{where.describe()}: mapping keys must be strings in JSON, not {keys.get('type')}"
             )
 
 

@@ -8,14 +8,18 @@ descriptions seen by the model are the ones the dataclass declares.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any, get_origin, get_type_hints
 
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError, PydanticUndefined, to_jsonable_python
 from pydantic_core import core_schema as cs
 
 from wink.errors import PromptValidationError
 
-__all__ = ["check_dataclass_facade"]
+__all__ = ["EMPTY_CONTAINER_FACTORIES", "check_dataclass_facade"]
+
+# Default factories whose default the JSON Schema shows: each builds one empty container.
+EMPTY_CONTAINER_FACTORIES: tuple[type[Any], ...] = (list, dict, set, frozenset, tuple)
 
 
 def check_dataclass_facade(
@@ -24,10 +28,11 @@ def check_dataclass_facade(
     """Raise ``PromptValidationError`` where the three views of ``cls`` disagree."""
     owner = cls.__qualname__
     args = core["schema"]
-    compiled = {field["name"]: field for field in args.get("fields", [])}  # type: ignore[typeddict-item]  # dataclass-args always has fields
+    compiled = {field["name"]: field for field in args.get("fields", [])}
     properties: dict[str, Any] = json_schema.get("properties", {})
     required = set(json_schema.get("required", []))
     declared = dataclasses.fields(cls)
+    hints = _type_hints(cls)
     declared_names = [field.name for field in declared]
 
     if set(declared_names) != set(compiled):
@@ -41,31 +46,91 @@ def check_dataclass_facade(
         name = compiled_field.get("validation_alias") or field.name
         if not isinstance(name, str) or name not in properties:
             raise PromptValidationError(f"{where}: missing from the JSON Schema properties")
-        prop = properties[name]
-        has_default = (
-            field.default is not dataclasses.MISSING
-            or field.default_factory is not dataclasses.MISSING
+        declared_field = _declared(field, hints.get(field.name))
+        _check_field(where, declared_field, properties[name], name in required)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Declared:
+    """What a dataclass field declares, wherever it was written."""
+
+    default: Any
+    factory: Any
+    descriptions: tuple[tuple[str, str], ...]
+    """``(where it was written, text)`` for each description given."""
+
+    @property
+    def shown_default(self) -> Any:
+        """The default the JSON Schema must show, or ``MISSING`` for none."""
+        if self.factory in EMPTY_CONTAINER_FACTORIES:
+            return self.factory()
+        return self.default
+
+
+def _declared(field: dataclasses.Field[Any], hint: Any) -> _Declared:
+    default: Any = field.default
+    factory: Any = field.default_factory
+    descriptions: list[tuple[str, str]] = []
+    if isinstance(field.metadata.get("description"), str):
+        descriptions.append(("field metadata", field.metadata["description"]))
+    annotated = _annotated_description(hint)
+    if annotated is not None:
+        descriptions.append(("Annotated Field", annotated))
+    if isinstance(default, FieldInfo):  # ``x: int = Field(...)`` in a pydantic dataclass
+        info = default
+        default = dataclasses.MISSING if info.default is PydanticUndefined else info.default
+        factory = dataclasses.MISSING if info.default_factory is None else info.default_factory
+        if info.description is not None:
+            descriptions.append(("Field default", info.description))
+    return _Declared(default, factory, tuple(descriptions))
+
+
+def _check_field(where: str, declared: _Declared, prop: dict[str, Any], required: bool) -> None:
+    has_default = (
+        declared.default is not dataclasses.MISSING or declared.factory is not dataclasses.MISSING
+    )
+    if has_default == required:
+        expected = "optional" if has_default else "required"
+        raise PromptValidationError(
+            f"{where}: the dataclass makes it {expected} but the JSON Schema does not"
         )
-        if has_default == (name in required):
-            expected = "optional" if has_default else "required"
+    default = declared.shown_default
+    if default is not dataclasses.MISSING:
+        try:
+            expected_default = to_jsonable_python(default)
+        except PydanticSerializationError as error:
             raise PromptValidationError(
-                f"{where}: the dataclass makes it {expected} but the JSON Schema does not"
-            )
-        if field.default is not dataclasses.MISSING:
-            try:
-                expected_default = to_jsonable_python(field.default)
-            except PydanticSerializationError as error:
-                raise PromptValidationError(
-                    f"{where}: default {field.default!r} cannot be written as JSON ({error})"
-                ) from error
-            if prop.get("default", dataclasses.MISSING) != expected_default:
-                raise PromptValidationError(
-                    f"{where}: default {field.default!r} is shown to the model as "
-                    f"{prop.get('default', '<no default>')!r}"
-                )
-        description = field.metadata.get("description")
-        if isinstance(description, str) and prop.get("description") != description:
+                f"{where}: default {default!r} cannot be written as JSON ({error})"
+            ) from error
+        if prop.get("default", dataclasses.MISSING) != expected_default:
             raise PromptValidationError(
-                f"{where}: description {description!r} is shown to the model as "
-                f"{prop.get('description')!r}"
+                f"{where}: default {default!r} is shown to the model as "
+                f"{prop.get('default', '<no default>')!r}"
             )
+    texts = {text for _, text in declared.descriptions}
+    if len(texts) > 1:
+        sources = " and ".join(f"{text!r} ({source})" for source, text in declared.descriptions)
+        raise PromptValidationError(f"{where}: conflicting descriptions {sources}")
+    if texts and prop.get("description") not in texts:
+        raise PromptValidationError(
+            f"{where}: description {texts.pop()!r} is shown to the model as "
+            f"{prop.get('description')!r}"
+        )
+
+
+def _type_hints(cls: type[Any]) -> dict[str, Any]:
+    try:
+        return get_type_hints(cls, include_extras=True)
+    except Exception:  # pydantic resolved them in its own namespace; read them raw
+        return {field.name: field.type for field in dataclasses.fields(cls)}
+
+
+def _annotated_description(hint: Any) -> str | None:
+    """The description an ``Annotated[..., Field(description=...)]`` hint gives, if any."""
+    if get_origin(hint) is not Annotated:
+        return None
+    found = None
+    for item in hint.__metadata__:
+        if isinstance(item, FieldInfo) and item.description is not None:
+            found = item.description
+    return found

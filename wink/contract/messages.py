@@ -35,24 +35,30 @@ class FieldProblem:
 def problems_from_validation_error(
     error: ValidationError, schema: JsonSchema
 ) -> tuple[FieldProblem, ...]:
-    """List the problems of a pydantic ``ValidationError`` in model-friendly words."""
+    """List the problems of a pydantic ``ValidationError`` in model-friendly words.
+
+    Union alternatives that pydantic names in locations are taken out of the path
+    and said in the reason (``as Circle, ...``), so the path stays a JSON path.
+    """
     problems: list[FieldProblem] = []
     for detail in error.errors(include_url=False, include_context=False):
-        location = detail["loc"]
-        path = format_path(location)
+        where = _locate(schema, detail["loc"])
         kind = detail["type"]
         if kind in ("extra_forbidden", "unexpected_keyword_argument"):
-            allowed = _allowed_names(schema, location[:-1])
+            allowed = _property_names(schema, where.container)
             reason = "unknown field"
             if allowed is not None:
                 reason += f" (allowed: {', '.join(allowed) if allowed else 'none'})"
         elif kind == "missing":
             reason = "required field is missing"
         elif kind == "json_invalid":
-            reason = f"arguments are not valid JSON ({detail['msg'].removeprefix('Invalid JSON: ')})"
+            message = detail["msg"].removeprefix("Invalid JSON: ")
+            reason = f"arguments are not valid JSON ({message})"
         else:
             reason = f"{_lower_first(detail['msg'])} (got {_short_repr(detail.get('input'))})"
-        problems.append(FieldProblem(path, reason))
+        if where.options:
+            reason = f"as {' then '.join(where.options)}, {reason}"
+        problems.append(FieldProblem(format_path(where.path), reason))
     return tuple(problems)
 
 
@@ -81,37 +87,84 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 
 
-def _allowed_names(schema: JsonSchema, location: Sequence[int | str]) -> list[str] | None:
-    """Property names allowed at ``location``, found by following the JSON Schema."""
-    node: JsonSchema | None = _resolve(schema, schema)
+@dataclass(frozen=True, slots=True)
+class _Location:
+    path: list[int | str]
+    """The JSON path: keys and indexes only."""
+    options: list[str]
+    """Union alternatives pydantic tried on the way, by name."""
+    container: JsonSchema | None
+    """Schema of the value holding the last path element, when known."""
+
+
+def _locate(root: JsonSchema, location: Sequence[int | str]) -> _Location:
+    """Split a pydantic location into a JSON path and the union alternatives on it."""
+    path: list[int | str] = []
+    options: list[str] = []
+    node: JsonSchema | None = root
+    container: JsonSchema | None = None
     for part in location:
-        if node is None:
-            return None
-        node = _step(schema, node, part)
-    if node is None:
-        return None
-    properties = node.get("properties")
+        if node is not None and isinstance(part, str) and _is_union(root, node):
+            options.append(part)
+            node = _branch(root, node, part)
+            continue
+        container = node
+        path.append(part)
+        node = None if node is None else _step(root, node, part)
+    return _Location(path, options, container)
+
+
+def _property_names(root: JsonSchema, node: JsonSchema | None) -> list[str] | None:
+    """Property names allowed in the object ``node`` describes, if it is one."""
+    resolved = None if node is None else _resolve(root, node)
+    properties = None if resolved is None else resolved.get("properties")
     return list(properties) if isinstance(properties, dict) else None
 
 
 def _step(root: JsonSchema, node: JsonSchema, part: int | str) -> JsonSchema | None:
+    resolved = _resolve(root, node)
+    if resolved is None:
+        return None
     if isinstance(part, int):
-        items = node.get("items")
-        return _resolve(root, items) if isinstance(items, dict) else None
-    properties = node.get("properties")
+        prefix = resolved.get("prefixItems")
+        if isinstance(prefix, list) and part < len(prefix):
+            return prefix[part] if isinstance(prefix[part], dict) else None
+        items = resolved.get("items")
+        return items if isinstance(items, dict) else None
+    properties = resolved.get("properties")
     if isinstance(properties, dict) and part in properties:
-        return _resolve(root, properties[part])
-    for branch in node.get("anyOf", []) + node.get("oneOf", []):
-        resolved = _resolve(root, branch)
-        if resolved is not None and isinstance(resolved.get("properties"), dict):
-            found = _step(root, resolved, part)
-            if found is not None:
-                return found
+        found = properties[part]
+        return found if isinstance(found, dict) else None
+    values = resolved.get("additionalProperties")
+    return values if isinstance(values, dict) else None
+
+
+def _alternatives(root: JsonSchema, node: JsonSchema) -> list[JsonSchema]:
+    resolved = _follow_refs(root, node)
+    if resolved is None:
+        return []
+    branches = [*resolved.get("anyOf", []), *resolved.get("oneOf", [])]
+    return [b for b in branches if isinstance(b, dict) and b.get("type") != "null"]
+
+
+def _is_union(root: JsonSchema, node: JsonSchema) -> bool:
+    return len(_alternatives(root, node)) > 1
+
+
+def _branch(root: JsonSchema, node: JsonSchema, label: str) -> JsonSchema | None:
+    """The alternative pydantic calls ``label``: a class name or a discriminator value."""
+    resolved = _follow_refs(root, node) or {}
+    mapping = resolved.get("discriminator", {}).get("mapping", {})
+    if isinstance(mapping.get(label), str):
+        return _follow_refs(root, {"$ref": mapping[label]})
+    for branch in _alternatives(root, node):
+        if branch.get("$ref") == f"#/$defs/{label}":
+            return _follow_refs(root, branch)
     return None
 
 
-def _resolve(root: JsonSchema, node: JsonSchema) -> JsonSchema | None:
-    """Follow local ``$ref``s; pick the object branch of a nullable ``anyOf``."""
+def _follow_refs(root: JsonSchema, node: JsonSchema) -> JsonSchema | None:
+    """Follow local ``$ref``s to the schema they name."""
     seen = 0
     while "$ref" in node and seen < 32:
         reference = node["$ref"]
@@ -122,10 +175,15 @@ def _resolve(root: JsonSchema, node: JsonSchema) -> JsonSchema | None:
             return None
         node = target
         seen += 1
-    if "properties" not in node:
-        for branch in node.get("anyOf", []):
-            if isinstance(branch, dict) and branch.get("type") != "null":
-                resolved = _resolve(root, branch)
-                if resolved is not None and "properties" in resolved:
-                    return resolved
     return node
+
+
+def _resolve(root: JsonSchema, node: JsonSchema) -> JsonSchema | None:
+    """Follow local ``$ref``s; pick the only non-null branch of a nullable ``anyOf``."""
+    resolved = _follow_refs(root, node)
+    if resolved is None:
+        return None
+    alternatives = _alternatives(root, resolved)
+    if len(alternatives) == 1 and "properties" not in resolved:
+        return _resolve(root, alternatives[0])
+    return resolved

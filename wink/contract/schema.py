@@ -14,7 +14,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
-from wink.contract.facade import check_dataclass_facade
+from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
 from wink.contract.walk import JsonSchema, map_schema
 
 __all__ = ["DRAFT_2020_12", "generate_json_schema", "normalise_schema"]
@@ -27,6 +27,14 @@ class _WinkJsonSchema(GenerateJsonSchema):
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def get_default_value(self, schema: cs.WithDefaultSchema) -> Any:
+        # An empty-container factory has one obvious default worth showing; other
+        # factories (``uuid4``, ``now``) would make the schema differ on every run.
+        factory = schema.get("default_factory")
+        if factory in EMPTY_CONTAINER_FACTORIES and not schema.get("default_factory_takes_data"):
+            return factory()
+        return super().get_default_value(schema)
 
     def dataclass_schema(self, schema: cs.DataclassSchema) -> JsonSchema:
         json_schema = super().dataclass_schema(schema)
@@ -53,6 +61,7 @@ def normalise_schema(schema: JsonSchema) -> JsonSchema:
 
 def _normalise_node(node: JsonSchema) -> JsonSchema:
     node.pop("title", None)
-    if "properties" in node and "additionalProperties" not in node:
+    if "properties" in node:
+        # Parsing forbids unknown keys everywhere, even for ``extra="allow"`` models.
         node["additionalProperties"] = False
     return node

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -113,9 +114,7 @@ def _walk(sections: Sequence[Section[Any]]) -> tuple[_Node, ...]:
     return tuple(nodes)
 
 
-def _bind_tools(
-    nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]
-) -> dict[str, ToolBinding]:
+def _bind_tools(nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]) -> dict[str, ToolBinding]:
     bindings: dict[str, ToolBinding] = {}
     chain: list[tuple[Any, ...]] = []
     for node in nodes:
@@ -194,8 +193,20 @@ class Prompt:
         self.template = template
         self.overrides = overrides or PromptOverrides()
         self._params = _index_params(params)
-        self._tools = _apply_overrides(template, self.overrides)
         self._registry = _registry_of(resources)
+        tools = _apply_overrides(template, self.overrides)
+        # Everything about tools that does not depend on params is settled once here,
+        # so that a render only walks the enabled sections.
+        self._section_bindings = tuple(
+            tuple(
+                _rebind(template.binding(tool.name), tools[tool.name])
+                for tool in node.section.tools
+            )
+            for node in template.nodes
+        )
+        self._param_descriptions: dict[str, Mapping[str, str]] = {
+            name: MappingProxyType(tool.param_descriptions()) for name, tool in tools.items()
+        }
 
     @property
     def name(self) -> str:
@@ -216,23 +227,26 @@ class Prompt:
         self, *params: Any, resources: Mapping[type[Any], Any] | ResourceRegistry | None = None
     ) -> Prompt:
         """A prompt with ``params`` (and ``resources``) bound in addition to these."""
-        merged = {**self._params, **_index_params(params)}
-        return Prompt(
-            self.template,
-            overrides=self.overrides,
-            params=tuple(merged.values()),
-            resources=resources if resources is not None else self._registry,
-        )
+        bound = copy.copy(self)  # shares the settled tools; nothing here is mutated
+        bound._params = {**self._params, **_index_params(params)}
+        if resources is not None:
+            bound._registry = _registry_of(resources)
+        return bound
 
     def render(self) -> RenderedPrompt:
         """Render the enabled sections to markdown and collect their tools."""
         blocks: list[str] = []
         tools: list[Tool[Any, Any]] = []
         bindings: dict[str, ToolBinding] = {}
+        descriptions: dict[str, Mapping[str, str]] = {}
         nodes = self.template.nodes
         index = 0
         while index < len(nodes):
             node = nodes[index]
+            # A section switched off outright needs no params to stay hidden.
+            if node.section.enabled is False:
+                index = node.end
+                continue
             params = self._params_for(node)
             if not node.section.is_enabled(params):
                 index = node.end
@@ -240,15 +254,12 @@ class Prompt:
             heading = "#" * min(node.depth + 2, 6) + " " + node.section.title
             body = node.section.render_body(params)
             blocks.append(f"{heading}\n\n{body}" if body else heading)
-            for tool in node.section.tools:
-                rendered_tool = self._tools[tool.name]
-                tools.append(rendered_tool)
-                template_binding = self.template.binding(tool.name)
-                bindings[tool.name] = ToolBinding(
-                    rendered_tool, template_binding.section_path, template_binding.policies
-                )
+            for binding in self._section_bindings[index]:
+                name = binding.tool.name
+                tools.append(binding.tool)
+                bindings[name] = binding
+                descriptions[name] = self._param_descriptions[name]
             index += 1
-        descriptions = {tool.name: tool.param_descriptions() for tool in tools}
         return RenderedPrompt(
             text="\n\n".join(blocks),
             tools=tuple(tools),
@@ -275,15 +286,17 @@ class Prompt:
         return f"Prompt({self.template!r})"
 
 
+def _rebind(binding: ToolBinding, tool: Tool[Any, Any]) -> ToolBinding:
+    return ToolBinding(tool, binding.section_path, binding.policies)
+
+
 def _index_params(params: Sequence[Any]) -> dict[type[Any], Any]:
     indexed: dict[type[Any], Any] = {}
     for value in params:
         if value is None or isinstance(value, type):
             raise PromptValidationError(f"bind() takes params instances, got {value!r}")
         if type(value) in indexed:
-            raise PromptValidationError(
-                f"bind() got two params of type {type(value).__qualname__}"
-            )
+            raise PromptValidationError(f"bind() got two params of type {type(value).__qualname__}")
         indexed[type(value)] = value
     return indexed
 
@@ -292,9 +305,7 @@ def _apply_overrides(
     template: PromptTemplate, overrides: PromptOverrides
 ) -> dict[str, Tool[Any, Any]]:
     names = {tool.name for tool in template.tools}
-    unknown = sorted(
-        (set(overrides.tool_descriptions) | set(overrides.param_descriptions)) - names
-    )
+    unknown = sorted((set(overrides.tool_descriptions) | set(overrides.param_descriptions)) - names)
     if unknown:
         raise PromptValidationError(
             f"overrides name unknown tools {unknown} (tools: {', '.join(sorted(names))})"

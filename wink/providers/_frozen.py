@@ -33,7 +33,7 @@ class FrozenDict(dict[str, Any]):
     def __delitem__(self, key: str) -> NoReturn:
         _refuse()
 
-    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc,override]  # refusing is the point
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]  # refusing is the point
         _refuse()
 
     def clear(self) -> NoReturn:
@@ -73,10 +73,10 @@ class FrozenList(list[Any]):
     def __delitem__(self, index: Any) -> NoReturn:
         _refuse()
 
-    def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc,override]  # refusing is the point
+    def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]  # refusing is the point
         _refuse()
 
-    def __imul__(self, count: SupportsIndex) -> NoReturn:  # type: ignore[misc,override]  # refusing is the point
+    def __imul__(self, count: SupportsIndex) -> NoReturn:
         _refuse()
 
     def append(self, value: Any) -> NoReturn:
@@ -117,12 +117,10 @@ class FrozenList(list[Any]):
 def freeze(value: Any) -> Any:
     """A read-only copy of a JSON value (dicts and lists at every level)."""
     if isinstance(value, dict):
-        frozen = FrozenDict()
-        for key, item in value.items():
-            dict.__setitem__(frozen, key, freeze(item))
-        return frozen
+        # dict's constructor fills the mapping directly, never through __setitem__.
+        return FrozenDict({key: freeze(item) for key, item in value.items()})
     if isinstance(value, list | tuple):
-        return FrozenList(freeze(item) for item in value)
+        return FrozenList([freeze(item) for item in value])
     return value
 
 

@@ -9,6 +9,7 @@ That is what lets a session snapshot be a pointer and a restore a swap.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any, Generic, TypeVar, overload
 
 __all__ = ["SliceValues"]
@@ -98,8 +99,9 @@ class SliceValues(Sequence[T], Generic[T]):
         return node
 
     def __iter__(self) -> Iterator[T]:
-        yield from _iter_node(self._root, self._shift)
-        yield from self._tail
+        if not self._root:
+            return iter(self._tail)  # small slices: no generator frames
+        return chain(_iter_node(self._root, self._shift), self._tail)
 
     def __reversed__(self) -> Iterator[T]:
         yield from reversed(self._tail)
@@ -109,9 +111,13 @@ class SliceValues(Sequence[T], Generic[T]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SliceValues):
-            return self._count == other._count and all(a == b for a, b in zip(self, other))
+            return self._count == other._count and all(
+                a == b for a, b in zip(self, other, strict=True)
+            )
         if isinstance(other, tuple):
-            return self._count == len(other) and all(a == b for a, b in zip(self, other))
+            return self._count == len(other) and all(
+                a == b for a, b in zip(self, other, strict=True)
+            )
         return NotImplemented
 
     def __hash__(self) -> int:

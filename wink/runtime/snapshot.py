@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -19,15 +18,15 @@ SNAPSHOT_VERSION = 1
 """Version of the JSON layout written by ``Snapshot.to_json``."""
 
 SliceMap = Mapping[type[Any], SliceValues[Any]]
+_Proxy = MappingProxyType[type[Any], SliceValues[Any]]
 
-_EMPTY: SliceMap = MappingProxyType({})
+_EMPTY: _Proxy = MappingProxyType({})
 
 
 class SnapshotError(WinkError):
     """A snapshot could not be written as JSON or read back; the message names the slice."""
 
 
-@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Immutable slices by type: ``STATE`` slices (restored) and ``LOG`` slices (kept).
 
@@ -35,10 +34,39 @@ class Snapshot:
     never changes (every update builds new maps that share the unchanged slices).
     """
 
-    state: SliceMap = _EMPTY
-    """``STATE`` slices: what a restore puts back."""
-    log: SliceMap = _EMPTY
-    """``LOG`` slices: kept by a restore unless asked otherwise."""
+    __slots__ = ("_log", "_state")
+
+    def __init__(self, state: SliceMap = _EMPTY, log: SliceMap = _EMPTY) -> None:
+        """A snapshot of the given ``STATE`` and ``LOG`` slices."""
+        self._state: _Proxy = (
+            state if isinstance(state, MappingProxyType) else MappingProxyType(dict(state))
+        )
+        self._log: _Proxy = (
+            log if isinstance(log, MappingProxyType) else MappingProxyType(dict(log))
+        )
+
+    @property
+    def state(self) -> MappingProxyType[type[Any], SliceValues[Any]]:
+        """``STATE`` slices: what a restore puts back."""
+        return self._state
+
+    @property
+    def log(self) -> MappingProxyType[type[Any], SliceValues[Any]]:
+        """``LOG`` slices: kept by a restore unless asked otherwise."""
+        return self._log
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Snapshot):
+            return NotImplemented
+        return self._state == other._state and self._log == other._log
+
+    __hash__ = None  # type: ignore[assignment]  # equal snapshots may hold unhashable values
+
+    def __repr__(self) -> str:
+        counts = {
+            t.__qualname__: len(v) for slices in (self._state, self._log) for t, v in slices.items()
+        }
+        return f"Snapshot({counts})"
 
     def to_json(self) -> str:
         """The snapshot as JSON: each slice's type, kind and items (via its contract)."""
@@ -50,9 +78,7 @@ class Snapshot:
         return json.dumps({"version": SNAPSHOT_VERSION, "slices": slices}, separators=(",", ":"))
 
     @classmethod
-    def from_json(
-        cls, text: str | bytes, *, types: Iterable[type[Any]] | None = None
-    ) -> Snapshot:
+    def from_json(cls, text: str | bytes, *, types: Iterable[type[Any]] | None = None) -> Snapshot:
         """Read a snapshot written by ``to_json``.
 
         With ``types``, every slice type must be one of them (nothing is imported:
@@ -66,9 +92,7 @@ class Snapshot:
             raise SnapshotError(f"snapshot is not valid JSON: {error}") from None
         if not isinstance(document, dict) or document.get("version") != SNAPSHOT_VERSION:
             found = document.get("version") if isinstance(document, dict) else document
-            raise SnapshotError(
-                f"snapshot version must be {SNAPSHOT_VERSION}, got {found!r:.60}"
-            )
+            raise SnapshotError(f"snapshot version must be {SNAPSHOT_VERSION}, got {found!r:.60}")
         known = None if types is None else {_type_key(tp): tp for tp in types}
         maps: dict[str, dict[type[Any], SliceValues[Any]]] = {"state": {}, "log": {}}
         for index, entry in enumerate(document.get("slices", [])):
@@ -85,7 +109,9 @@ def _items_contract(slice_type: type[Any]) -> Contract[Any]:
     try:
         return compile_contract(list[slice_type])  # type: ignore[valid-type]  # runtime type
     except PromptValidationError as error:
-        raise SnapshotError(f"slice {_type_key(slice_type)} cannot be written as JSON: {error}")
+        raise SnapshotError(
+            f"slice {_type_key(slice_type)} cannot be written as JSON: {error}"
+        ) from None
 
 
 def _dump_slice(slice_type: type[Any], kind: str, values: SliceValues[Any]) -> dict[str, Any]:
@@ -127,15 +153,15 @@ def _load_slice(
 def _import_type(where: str, name: str) -> type[Any]:
     module_name, _, qualified_name = name.partition(":")
     if "<locals>" in qualified_name:
-        raise SnapshotError(
-            f"{where}: {name} is defined inside a function; pass it in types=[...]"
-        )
+        raise SnapshotError(f"{where}: {name} is defined inside a function; pass it in types=[...]")
     try:
         found: Any = importlib.import_module(module_name)
         for part in qualified_name.split("."):
             found = getattr(found, part)
     except (ImportError, AttributeError, ValueError):
-        raise SnapshotError(f"{where}: cannot find slice type {name}; pass it in types=[...]")
+        raise SnapshotError(
+            f"{where}: cannot find slice type {name}; pass it in types=[...]"
+        ) from None
     if not isinstance(found, type):
         raise SnapshotError(f"{where}: {name} is not a class")
     return found

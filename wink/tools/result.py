@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from pydantic_core import to_json
+
 from wink.contract import compile_contract
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
@@ -53,6 +55,22 @@ def render_value(value: Any) -> str:
     """Render a result value: ``""`` for ``None``, ``render()`` when defined, else JSON."""
     if value is None:
         return ""
-    if isinstance(value, ToolRenderableResult):
-        return value.render()
+    # getattr, not isinstance on the runtime-checkable protocol: this is on the
+    # tool-call hot path and the protocol check costs several microseconds.
+    render = getattr(value, "render", None)
+    if callable(render):
+        text = render()
+        if not isinstance(text, str):
+            raise TypeError(f"{type(value).__qualname__}.render() returned {type(text).__name__}")
+        return text
+    if isinstance(value, list | tuple):
+        return to_json(_dump(value)).decode()
     return compile_contract(type(value)).dump_json(value, exclude_none=True)
+
+
+def _dump(value: Any) -> Any:
+    # Items are dumped through their own contracts: a bare ``list`` contract would
+    # serialize them as ``Any`` and ignore ``exclude_none`` inside them.
+    if isinstance(value, list | tuple):
+        return [_dump(item) for item in value]
+    return compile_contract(type(value)).dump(value, exclude_none=True)

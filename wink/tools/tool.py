@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_orig
 from wink.contract import (
     Contract,
     ContractViolation,
-    check_schema,
     compile_contract,
     schema_validator,
     type_name,
@@ -26,18 +25,17 @@ __all__ = ["Tool", "ToolExample", "ToolHandler"]
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
 ParamsT_contra = TypeVar("ParamsT_contra", contravariant=True)
-ResultT_co = TypeVar("ResultT_co", covariant=True)
 
 _NAME = re.compile(r"^[a-z0-9_-]{1,64}$")
 _MAX_DESCRIPTION = 200
 
 
-class ToolHandler(Protocol[ParamsT_contra, ResultT_co]):
+class ToolHandler(Protocol[ParamsT_contra, ResultT]):
     """A handler: one positional params argument and a keyword-only ``context``."""
 
     def __call__(
         self, params: ParamsT_contra, /, *, context: ToolContext
-    ) -> ToolResult[ResultT_co]: ...
+    ) -> ToolResult[ResultT]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +82,11 @@ class Tool(Generic[ParamsT, ResultT]):
 
     def __class_getitem__(cls, item: Any) -> Any:
         arguments = item if isinstance(item, tuple) else (item,)
-        if len(arguments) != 2 or any(isinstance(arg, TypeVar) for arg in arguments):
-            return super().__class_getitem__(item)  # type: ignore[misc]  # generic alias for annotations
+        if len(arguments) != 2 or any(isinstance(arg, TypeVar) or arg is Any for arg in arguments):
+            # Not concrete: a plain generic alias, fit for annotations; instantiating it
+            # fails in __post_init__. ``super()`` needs its arguments: slots=True
+            # replaces the class that the zero-argument form would refer to.
+            return super(Tool, cls).__class_getitem__(item)  # type: ignore[misc]  # Generic provides it
         key = (arguments[0], arguments[1])
         specialised = cls._specialised.get(key)
         if specialised is None:
@@ -113,8 +114,7 @@ class Tool(Generic[ParamsT, ResultT]):
             result_contract = compile_contract(result_type)
         except PromptValidationError as error:
             raise PromptValidationError(f"tool {self.name!r}: {error}") from None
-        check_schema(params_contract.input_schema, f"tool {self.name!r} params")
-        check_schema(result_contract.output_schema, f"tool {self.name!r} result")
+        _check_params_are_object(self.name, params_contract)
         object.__setattr__(self, "params_type", params_type)
         object.__setattr__(self, "result_type", result_type)
         object.__setattr__(self, "params_contract", params_contract)
@@ -138,7 +138,7 @@ class Tool(Generic[ParamsT, ResultT]):
 
     def param_descriptions(self) -> dict[str, str]:
         """Field name to description, as the model sees them."""
-        properties = self.params_schema.get("properties", {})
+        properties = _top_level(self.params_schema).get("properties", {})
         return {
             name: prop["description"]
             for name, prop in properties.items()
@@ -174,14 +174,18 @@ def _check_handler(name: str, handler: Callable[..., Any]) -> None:
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError) as error:
-        raise PromptValidationError(f"tool {name!r}: cannot read handler signature: {error}")
+        raise PromptValidationError(
+            f"tool {name!r}: cannot read handler signature: {error}"
+        ) from None
     positional = [
         p
         for p in signature.parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     keyword_only = [p for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
-    variadic = [p for p in signature.parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    variadic = [
+        p for p in signature.parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     problems = []
     if len(positional) != 1:
         problems.append(f"takes {len(positional)} positional parameters, expected 1 (params)")
@@ -226,32 +230,55 @@ def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
             raise PromptValidationError(
                 f"{subject} {part}: {value!r} is not an instance of {type_name(tp)}"
             )
-        document = contract.dump(value)
+        # Arguments of a tool without params are the empty object.
+        document = {} if part == "input" and contract.type is None else contract.dump(value)
         schema_errors = sorted(schema_validator(schema).iter_errors(document), key=str)
         pydantic_error: ContractViolation | None = None
-        try:
-            contract.parse(contract.dump_json(value))
-        except ContractViolation as error:
-            pydantic_error = error
+        # Results are only ever serialized; parsing one back is meaningful only where
+        # serializing and parsing agree (computed fields, for one, make them differ).
+        if part == "input" or contract.input_schema == contract.output_schema:
+            try:
+                contract.parse(contract.dump_json(value))
+            except ContractViolation as error:
+                pydantic_error = error
         if pydantic_error is None and not schema_errors:
             continue
         if pydantic_error is not None and schema_errors:
             detail = f"rejected by the contract and the JSON Schema: {pydantic_error.problems[0]}"
         elif pydantic_error is not None:
             detail = (
-                "pydantic rejects it but the JSON Schema accepts it "
-                f"({pydantic_error.problems[0]})"
+                f"pydantic rejects it but the JSON Schema accepts it ({pydantic_error.problems[0]})"
             )
         else:
             detail = (
-                "the JSON Schema rejects it but pydantic accepts it "
-                f"({schema_errors[0].message})"
+                f"the JSON Schema rejects it but pydantic accepts it ({schema_errors[0].message})"
             )
         raise PromptValidationError(f"{subject} ({example.description!r}) {part}: {detail}")
 
 
+def _check_params_are_object(name: str, contract: Contract[Any]) -> None:
+    if _top_level(contract.input_schema).get("type") != "object":
+        raise PromptValidationError(
+            f"tool {name!r}: params type {contract.name} does not describe a JSON object; "
+            "use a dataclass, a pydantic model or None"
+        )
+
+
+def _top_level(schema: JsonSchema) -> JsonSchema:
+    """The object schema of the arguments, following a root ``$ref`` (recursive params)."""
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        target = schema.get("$defs", {}).get(reference.removeprefix("#/$defs/"))
+        if isinstance(target, dict):
+            return target
+    return schema
+
+
 def _describe_params(tool: Tool[Any, Any], descriptions: dict[str, str]) -> JsonSchema:
-    schema = dict(tool.params_schema)
+    # A recursive root is inlined so that only the top level gets the new descriptions.
+    schema = {**_top_level(tool.params_schema), "$defs": tool.params_schema.get("$defs", {})}
+    if not schema["$defs"]:
+        del schema["$defs"]
     properties = dict(schema.get("properties", {}))
     for field_name, text in descriptions.items():
         if field_name not in properties:

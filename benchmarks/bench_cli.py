@@ -1,0 +1,124 @@
+"""``wink validate`` throughput on a generated 100,000-line JSONL file of recorded calls.
+
+Floor: reading the same file and ``json.loads`` of every line, the least any
+validator of this file must do. The ratio says how much checking each payload
+against its contract and JSON Schema costs on top of that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from wink.cli import main as wink_main
+from wink.cli.targets import load_target, tools_of
+from wink.cli.validate import CallChecker, validate_lines
+
+LINES = 100_000
+EXAMPLE = "examples/lookup_entity.py:template"
+
+
+def write_calls(path: Path, lines: int) -> None:
+    """Plain and OpenAI-style calls; one in ten is invalid."""
+    chooser = random.Random(7)
+    with path.open("w", encoding="utf-8") as file:
+        for index in range(lines):
+            arguments: dict[str, object] = {"entity_id": f"e-{index}"}
+            if index % 3 == 0:
+                arguments["include_related"] = chooser.random() < 0.5
+            if index % 10 == 9:
+                arguments["entity_id"] = index  # wrong type: reported
+            if index % 2:
+                document: object = {"name": "lookup_entity", "arguments": arguments}
+            else:
+                document = {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": f"call_{index}",
+                            "type": "function",
+                            "function": {
+                                "name": "lookup_entity",
+                                "arguments": json.dumps(arguments),
+                            },
+                        }
+                    ],
+                }
+            file.write(json.dumps(document) + "\n")
+
+
+def seconds(function: Callable[[], object]) -> float:
+    """Best of three wall times."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def parse_only(path: Path) -> None:
+    """The floor: every line read and decoded, nothing checked."""
+    with path.open("rb") as file:
+        for line in file:
+            json.loads(line)
+
+
+def validate(path: Path) -> None:
+    """``wink validate`` end to end, findings sent to /dev/null."""
+    with (
+        open(os.devnull, "w") as sink,
+        contextlib.redirect_stdout(sink),
+        contextlib.redirect_stderr(sink),
+    ):
+        status = wink_main(["validate", EXAMPLE, str(path)])
+    if status != 1:
+        raise SystemExit(f"expected the invalid payloads to be reported, got exit {status}")
+
+
+def peak_kib(path: Path) -> float:
+    """Peak Python memory of validating ``path`` (streaming: independent of its length)."""
+    tools = tools_of(load_target(EXAMPLE), EXAMPLE)
+    checker = CallChecker(tools)
+    tracemalloc.start()
+    with path.open("rb") as file:
+        validate_lines(file, str(path), checker, lambda line: None)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1024
+
+
+def main() -> None:
+    """Print payloads per second for ``wink validate`` and for the parse-only floor."""
+    root = Path(__file__).resolve().parents[1]
+    previous = Path.cwd()
+    os.chdir(root)  # the target is a path relative to the repository
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "calls.jsonl"
+            write_calls(path, LINES)
+            size_mb = path.stat().st_size / 1e6
+            floor = seconds(lambda: parse_only(path))
+            took = seconds(lambda: validate(path))
+            small = Path(folder) / "small.jsonl"
+            write_calls(small, LINES // 10)
+            peaks = (peak_kib(small), peak_kib(path))
+    finally:
+        os.chdir(previous)
+    print(f"file: {LINES:,} lines, {size_mb:.1f} MB, 1 in 10 payloads invalid")
+    print(f"wink validate            {LINES / took:>12,.0f} payloads/s  ({took:.2f} s)")
+    print(f"floor (json.loads only)  {LINES / floor:>12,.0f} payloads/s  ({floor:.2f} s)")
+    print(f"ratio validate / floor   {took / floor:>12.1f}x")
+    print(
+        f"peak memory: {peaks[0]:,.0f} KiB for {LINES // 10:,} lines, "
+        f"{peaks[1]:,.0f} KiB for {LINES:,} lines"
+    )
+    sys.stdout.flush()

@@ -1,0 +1,115 @@
+"""What contracts, tool schemas and prompt rendering cost, cold and cached.
+
+Floors measured in the same run: pydantic's own ``TypeAdapter`` plus JSON Schema for
+compiling, and joining the already rendered blocks for rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field, make_dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from benchmarks.timing import once_ms, per_call_us
+from wink.contract import compile_contract
+from wink.prompt import MarkdownSection, Prompt, PromptTemplate
+from wink.tools import Tool
+
+TOOLS = 500
+COMPILES = 200
+TOOLS_PER_SECTION = 10
+
+
+def fresh_params_type(index: int) -> type[Any]:
+    """A new params dataclass (with a nested one) that no cache has seen."""
+    inner = make_dataclass(f"Filter{index}", [("field", str), ("value", int, field(default=0))])
+    return make_dataclass(
+        f"Params{index}",
+        [
+            ("query", str, field(metadata={"description": "Text to search for"})),
+            ("limit", int, field(default=10)),
+            ("tags", list[str], field(default_factory=list)),
+            ("filter", inner | None, field(default=None)),
+        ],
+    )
+
+
+RESULT = make_dataclass("Result", [("hits", list[str])])
+
+
+def make_tool(index: int, params_type: type[Any]) -> Tool[Any, Any]:
+    """Tool number ``index`` over ``params_type``."""
+    return Tool[params_type, RESULT](  # type: ignore[valid-type]  # types built at run time
+        name=f"tool_{index}", description=f"Tool number {index}."
+    )
+
+
+def bench_compile() -> None:
+    """Compiling one contract from a fresh type, against pydantic's own cost."""
+    types = [fresh_params_type(index) for index in range(COMPILES)]
+    floor_types = [fresh_params_type(COMPILES + index) for index in range(COMPILES)]
+    wink_ms = once_ms(lambda: [compile_contract(tp) for tp in types]) / COMPILES
+    floor_ms = once_ms(lambda: [TypeAdapter(tp).json_schema() for tp in floor_types]) / COMPILES
+    cached_us = per_call_us(lambda: compile_contract(types[0]), number=20000)
+    print(f"compile_contract, fresh type:      {wink_ms * 1000:9.1f} us/type")
+    print(f"  floor TypeAdapter + json_schema: {floor_ms * 1000:9.1f} us/type")
+    print(f"  ratio:                           {wink_ms / floor_ms:9.2f} x")
+    print(f"compile_contract, cache hit:       {cached_us:9.3f} us")
+
+
+def bench_tool_schemas() -> list[Tool[Any, Any]]:
+    """Schemas of distinct tools: built cold, then read warm."""
+    types = [fresh_params_type(10_000 + index) for index in range(TOOLS)]
+    tools: list[Tool[Any, Any]] = []
+    cold_ms = once_ms(lambda: tools.extend(make_tool(i, tp) for i, tp in enumerate(types)))
+    warm_all_us = per_call_us(lambda: [tool.params_schema for tool in tools], number=200)
+    warm_one_us = per_call_us(lambda: tools[0].params_schema, number=20000)
+    print(f"{TOOLS} distinct tools, cold (compile + schema + checks):")
+    print(f"  total:                           {cold_ms:9.1f} ms")
+    print(f"  per tool:                        {cold_ms * 1000 / TOOLS:9.1f} us")
+    print(f"{TOOLS} tool.params_schema, warm:      {warm_all_us:9.1f} us")
+    print(f"  per tool:                        {warm_one_us:9.3f} us")
+    return tools
+
+
+def bench_render(tools: list[Tool[Any, Any]]) -> None:
+    """Rendering a prompt of all ``tools``: first render and cached repeats."""
+    sections: list[MarkdownSection[Any]] = [
+        MarkdownSection(
+            title=f"Group {start // TOOLS_PER_SECTION}",
+            template="Use these tools when the task calls for them.",
+            tools=tools[start : start + TOOLS_PER_SECTION],
+        )
+        for start in range(0, len(tools), TOOLS_PER_SECTION)
+    ]
+    template_ms = once_ms(lambda: PromptTemplate(ns="bench", key="all", sections=sections))
+    template = PromptTemplate(ns="bench", key="all", sections=sections)
+    prompt_ms = once_ms(lambda: Prompt(template))
+    prompt = Prompt(template)
+    bind_us = per_call_us(prompt.bind, number=2000)
+    first_ms = once_ms(prompt.render)
+    repeat_us = per_call_us(prompt.render, number=200)
+    blocks = [f"## {section.title}\n\n{section.template.template}" for section in sections]
+    floor_us = per_call_us(lambda: "\n\n".join(blocks), number=20000)
+    rendered = prompt.render()
+    assert len(rendered.tools) == len(tools)
+    print(f"prompt of {len(tools)} tools in {len(sections)} sections:")
+    print(f"  PromptTemplate(...):             {template_ms:9.2f} ms")
+    print(f"  Prompt(template):                {prompt_ms:9.2f} ms")
+    print(f"  prompt.bind():                   {bind_us:9.2f} us")
+    print(f"  first render:                    {first_ms:9.2f} ms")
+    print(f"  repeated render:                 {repeat_us:9.1f} us")
+    print(f"  floor (join rendered blocks):    {floor_us:9.2f} us")
+    print(f"  ratio:                           {repeat_us / floor_us:9.1f} x")
+
+
+def main() -> None:
+    """Print the figures."""
+    bench_compile()
+    tools = bench_tool_schemas()
+    bench_render(tools)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""``wink schemas export`` and ``wink schemas check``: schema files and drift in CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wink.cli import main
+from wink.cli.targets import resolve_targets
+from wink.providers import mcp, openai
+
+SHOP = Path(__file__).parent / "test_cli_fixtures" / "shop.py"
+TOOLS = f"{SHOP}:tools"
+TWO_DIALECTS = ["--dialect", "mcp", "--dialect", "openai-chat"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("WINK_STRICT", "WINK_SCHEMA_DIR", "WINK_TARGETS", "WINK_DIALECTS", "WINK_WIRE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def files_under(directory: Path) -> list[str]:
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file())
+
+
+def export(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["schemas", "export", *argv]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return captured.out
+
+
+def test_export_writes_one_file_per_tool_and_dialect_and_an_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = export(capsys, TOOLS, "--out", "schemas")
+    assert out == "wrote 13 files to schemas (0 unchanged, 0 stale removed)\n"
+    dialects = ["anthropic", "gemini", "gemini-openapi", "mcp", "openai-chat", "openai-responses"]
+    assert files_under(tmp_path / "schemas") == sorted(
+        [f"{dialect}/{tool}.json" for dialect in dialects for tool in ("catalog", "search")]
+        + ["index.json"]
+    )
+
+
+def test_tool_file_holds_the_provider_spec_as_indented_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    tools = resolve_targets([TOOLS])
+    expected = json.dumps(mcp.tool_specs(tools)[1], indent=2) + "\n"
+    assert (tmp_path / "schemas" / "mcp" / "catalog.json").read_text() == expected
+    chat = json.loads((tmp_path / "schemas" / "openai-chat" / "search.json").read_text())
+    assert chat == openai.tool_specs(tools, api="chat", strict="auto")[0]
+
+
+def test_index_lists_dialects_tools_and_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    assert json.loads((tmp_path / "schemas" / "index.json").read_text()) == {
+        "dialects": {
+            "openai-chat": {"provider": "openai", "options": {"api": "chat", "strict": "auto"}},
+            "mcp": {"provider": "mcp", "options": {}},
+        },
+        "tools": {
+            "catalog": {
+                "description": "Count entries.",
+                "files": {"openai-chat": "openai-chat/catalog.json", "mcp": "mcp/catalog.json"},
+            },
+            "search": {
+                "description": "Search the catalogue.",
+                "files": {"openai-chat": "openai-chat/search.json", "mcp": "mcp/search.json"},
+            },
+        },
+        "wire": {},
+    }
+
+
+def test_export_again_rewrites_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export(capsys, TOOLS, "--out", "schemas")
+    before = {
+        name: (tmp_path / "schemas" / name).read_bytes()
+        for name in files_under(tmp_path / "schemas")
+    }
+    assert export(capsys, TOOLS, "--out", "schemas") == (
+        "wrote 0 files to schemas (13 unchanged, 0 stale removed)\n"
+    )
+    after = {
+        name: (tmp_path / "schemas" / name).read_bytes()
+        for name in files_under(tmp_path / "schemas")
+    }
+    assert after == before
+
+
+def test_export_removes_files_it_wrote_before_and_keeps_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    (tmp_path / "schemas" / "README.md").write_text("hand-written\n")
+    (tmp_path / "schemas" / "mcp" / "notes.json").write_text("{}\n")
+    assert export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp") == (
+        "wrote 1 files to schemas (1 unchanged, 3 stale removed)\n"
+    )
+    assert files_under(tmp_path / "schemas") == [
+        "README.md",
+        "index.json",
+        "mcp/notes.json",
+        "mcp/search.json",
+    ]
+
+
+def test_export_with_wire_writes_the_wire_type_schemas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp", "--wire")
+    wire = tmp_path / "schemas" / "wire"
+    assert files_under(wire) == ["ToolCall.json", "ToolInvoked.json", "ToolResult.json"]
+    tool_call = json.loads((wire / "ToolCall.json").read_text())
+    assert tool_call["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert tool_call["title"] == "ToolCall"
+    assert (list(tool_call["properties"]), tool_call["required"]) == (
+        ["name", "arguments", "call_id"],
+        ["name"],
+    )
+    result = json.loads((wire / "ToolResult.json").read_text())
+    assert list(result["properties"]) == [
+        "message",
+        "value",
+        "success",
+        "exclude_value_from_context",
+    ]
+    index = json.loads((tmp_path / "schemas" / "index.json").read_text())
+    assert index["wire"] == {
+        "ToolCall": "wire/ToolCall.json",
+        "ToolInvoked": "wire/ToolInvoked.json",
+        "ToolResult": "wire/ToolResult.json",
+    }
+
+
+def test_export_directory_comes_from_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.wink]\nschema_dir = "specs"\ntargets = ["{TOOLS}"]\ndialects = ["mcp"]\n'
+    )
+    assert export(capsys) == "wrote 3 files to specs (0 unchanged, 0 stale removed)\n"
+    assert files_under(tmp_path / "specs") == ["index.json", "mcp/catalog.json", "mcp/search.json"]
+
+
+def test_export_to_a_file_path_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "taken").write_text("")
+    assert main(["schemas", "export", TOOLS, "--out", "taken"]) == 1
+    assert capsys.readouterr().err == "wink: --out taken exists and is not a directory\n"
+
+
+def test_unknown_dialect_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schemas", "export", TOOLS, "--dialect", "cohere"]) == 2
+    assert capsys.readouterr().err == (
+        "wink: schemas export --dialect: input should be 'openai-chat', 'openai-responses', "
+        "'anthropic', 'gemini', 'gemini-openapi' or 'mcp' (got 'cohere')\n"
+    )
+
+
+def test_export_of_a_spec_the_dialect_cannot_express_is_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["schemas", "export", f"{SHOP}:free_form", "--strict", "true"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("wink: openai-chat specs: tool 'tally': field counts ")
+    assert err.count("\n") == 1
+
+
+def test_schemas_without_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schemas"]) == 2
+    assert capsys.readouterr().err == "wink: wink schemas needs a command: export or check\n"
+
+
+def test_check_passes_on_freshly_exported_files(capsys: pytest.CaptureFixture[str]) -> None:
+    export(capsys, TOOLS, "--out", "schemas", "--wire")
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", "--wire"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "schemas is up to date (16 files)\n"
+    assert captured.err == ""
+
+
+def test_check_shows_a_unified_diff_for_a_changed_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    committed = tmp_path / "schemas" / "mcp" / "search.json"
+    committed.write_text(committed.read_text().replace("Search the catalogue.", "Search."))
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[:3] == [
+        "--- schemas/mcp/search.json (on disk)",
+        "+++ schemas/mcp/search.json (from code)",
+        "@@ -1,6 +1,6 @@",
+    ]
+    assert '-  "description": "Search.",' in captured.out.splitlines()
+    assert '+  "description": "Search the catalogue.",' in captured.out.splitlines()
+    assert captured.err == (
+        "wink: schemas is out of date (1 changed, 0 missing, 0 extra); regenerate it with: "
+        f"wink schemas export {TOOLS} --out schemas --dialect openai-chat --dialect mcp\n"
+    )
+
+
+def test_check_reports_missing_and_extra_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    (tmp_path / "schemas" / "mcp" / "catalog.json").unlink()
+    (tmp_path / "schemas" / "mcp" / "retired.json").write_text("{}\n")
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == (
+        "missing: schemas/mcp/catalog.json (the code produces it; it is not on disk)\n"
+        "extra: schemas/mcp/retired.json (on disk; no tool or dialect produces it)\n"
+    )
+    assert captured.err.startswith("wink: schemas is out of date (0 changed, 1 missing, 1 extra);")
+
+
+def test_check_catches_a_changed_tool_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp")
+    assert (
+        main(["schemas", "check", f"{SHOP}:catalog", "--dir", "schemas", "--dialect", "mcp"]) == 1
+    )
+    captured = capsys.readouterr()
+    assert "missing: schemas/mcp/catalog.json" in captured.out
+    assert "extra: schemas/mcp/search.json" in captured.out
+    assert "--- schemas/index.json (on disk)" in captured.out
+
+
+def test_check_of_a_missing_directory_says_how_to_create_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["schemas", "check", TOOLS, "--dir", "nowhere", "--strict", "false"]) == 1
+    assert capsys.readouterr().err == (
+        f"wink: schema directory nowhere does not exist; create it with: "
+        f"wink schemas export {TOOLS} --out nowhere --strict false\n"
+    )

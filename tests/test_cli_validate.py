@@ -1,0 +1,400 @@
+"""``wink validate``: recorded tool calls checked against contracts and JSON Schemas."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wink.cli import main
+from wink.cli.validate import CallChecker, validate_lines
+
+SHOP = Path(__file__).parent / "test_cli_fixtures" / "shop.py"
+TOOLS = f"{SHOP}:tools"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("WINK_PROVIDER", "WINK_STRICT", "WINK_SCHEMA_DIR", "WINK_TARGETS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def write_calls(path: Path, *documents: object) -> str:
+    lines = [d if isinstance(d, str) else json.dumps(d) for d in documents]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_valid_calls_pass_with_a_summary_and_no_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "search", "arguments": {"query": "tea"}},
+        {"name": "catalog", "arguments": {"filters": {"kind": "book"}, "tags": ["x"]}},
+    )
+    assert main(["validate", TOOLS, calls]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (
+        "checked 2 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n"
+    )
+    assert captured.err == ""
+
+
+def test_bad_payload_is_reported_with_file_line_tool_and_field_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "search", "arguments": {"query": "tea"}},
+        {"name": "catalog", "arguments": {"filters": {"kind": "poem"}}},
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:2: catalog: filters.kind: input should be 'book' or 'film' (got 'poem')\n"
+    )
+
+
+def test_arguments_given_as_json_text_are_parsed_from_the_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl", {"name": "search", "arguments": '{"query": "tea", "limit": "5"}'}
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: search: limit: input should be a valid integer (got '5')\n"
+    )
+
+
+def test_every_problem_of_a_payload_gets_its_own_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl", {"name": "search", "arguments": {"limit": 1, "page": 2}}
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: search: query: required field is missing",
+        f"{calls}:1: search: page: unknown field (allowed: query, limit)",
+    ]
+
+
+def test_null_for_a_field_with_a_default_is_accepted_as_strict_tools_send_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "search", "arguments": {"query": "tea", "limit": None}},
+        {"name": "catalog", "arguments": {"filters": {"kind": "film", "year": None}, "tags": None}},
+    )
+    assert main(["validate", TOOLS, calls]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_null_for_a_required_field_is_still_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"name": "search", "arguments": {"query": None}})
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: search: query: input should be a valid string (got None)\n"
+    )
+
+
+def test_a_payload_the_contract_accepts_but_the_schema_rejects_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"name": "note", "arguments": {"text": "abcd"}})
+    assert main(["validate", f"{SHOP}:loose", calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: note: text: the JSON Schema rejects it: 'abcd' is too long\n"
+    )
+
+
+def test_unknown_tool_name_is_reported_with_the_known_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"name": "serch", "arguments": {}})
+    assert main(["validate", TOOLS, calls]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"{calls}:1: serch: unknown tool (known: catalog, search)\n"
+    assert captured.out == (
+        "checked 1 tool calls in 1 file: 0 invalid, 1 unknown tool, 0 malformed lines\n"
+    )
+
+
+def test_malformed_line_is_reported_and_the_rest_still_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        '{"name": "search", "arguments": {',
+        {"name": "search", "arguments": {"query": 3}},
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: malformed line: not valid JSON (Expecting property name enclosed in "
+        "double quotes at column 34)",
+        f"{calls}:2: search: query: input should be a valid string (got 3)",
+    ]
+
+
+def test_line_that_is_not_an_object_is_malformed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", "42")
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: malformed line: expected a JSON object, got a number\n"
+    )
+
+
+def test_object_of_no_known_shape_is_malformed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"tool": "search"})
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: malformed line: expected a tool call ({{name, arguments}}), an OpenAI, "
+        "Anthropic or Gemini message, or a request/response body; got keys ['tool']\n"
+    )
+
+
+def test_invalid_utf8_line_is_malformed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "calls.jsonl"
+    path.write_bytes(b'{"name": "search", "arguments": {"query": "\xff"}}\n')
+    assert main(["validate", TOOLS, str(path)]) == 1
+    assert capsys.readouterr().err.startswith(f"{path}:1: malformed line: not valid")
+
+
+def test_blank_lines_are_skipped_but_counted_for_line_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", "", "   ", {"name": "nope"})
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == f"{calls}:3: nope: unknown tool (known: catalog, search)\n"
+
+
+SEARCH_ARGS = '{"query": 1}'
+SHAPES = {
+    "openai-chat-message": {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "search", "arguments": SEARCH_ARGS},
+            }
+        ],
+    },
+    "openai-chat-completion": {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": SEARCH_ARGS},
+                        }
+                    ],
+                },
+            }
+        ],
+    },
+    "openai-chat-request": {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "find tea"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "search", "arguments": SEARCH_ARGS},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+        ],
+    },
+    "openai-responses-item": {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "search",
+        "arguments": SEARCH_ARGS,
+    },
+    "openai-responses-response": {
+        "object": "response",
+        "output": [
+            {"type": "reasoning", "summary": []},
+            {"type": "function_call", "call_id": "c1", "name": "search", "arguments": SEARCH_ARGS},
+        ],
+    },
+    "openai-responses-request": {
+        "model": "m",
+        "input": [
+            {"role": "user", "content": "find tea"},
+            {"type": "function_call", "call_id": "c1", "name": "search", "arguments": SEARCH_ARGS},
+            {"type": "function_call_output", "call_id": "c1", "output": "[]"},
+        ],
+    },
+    "anthropic-message": {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Searching."},
+            {"type": "tool_use", "id": "t1", "name": "search", "input": {"query": 1}},
+        ],
+    },
+    "anthropic-response": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {"query": 1}}],
+        "stop_reason": "tool_use",
+    },
+    "anthropic-request": {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "find tea"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "search", "input": {"query": 1}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "[]"}],
+            },
+        ],
+    },
+    "gemini-response": {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "search", "args": {"query": 1}}}],
+                }
+            }
+        ]
+    },
+    "gemini-request": {
+        "contents": [
+            {"role": "user", "parts": [{"text": "find tea"}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "search", "args": {"query": 1}}}],
+            },
+        ]
+    },
+    "mcp-tools-call": {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": 1}},
+    },
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_calls_are_found_in_each_recorded_log_shape(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", SHAPES[shape])
+    assert main(["validate", TOOLS, calls]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"{calls}:1: search: query: input should be a valid string (got 1)\n"
+    assert captured.out.startswith("checked 1 tool calls in 1 file: 1 invalid,")
+
+
+def test_messages_without_calls_yield_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"role": "user", "content": "hello"},
+        {"name": "search", "arguments": {"query": "tea"}},
+    )
+    assert main(["validate", TOOLS, calls]) == 0
+    assert capsys.readouterr().out == (
+        "checked 1 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n"
+    )
+
+
+def test_a_file_with_no_calls_passes_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"role": "user", "content": "hello"})
+    assert main(["validate", TOOLS, calls]) == 0
+    assert capsys.readouterr().err == "warning: no tool calls found\n"
+
+
+def test_several_files_are_checked_and_summed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = write_calls(tmp_path / "a.jsonl", {"name": "search", "arguments": {"query": "a"}})
+    second = write_calls(tmp_path / "b.jsonl", {"name": "search", "arguments": {}})
+    assert main(["validate", TOOLS, first, second]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"{second}:1: search: query: required field is missing\n"
+    assert captured.out == (
+        "checked 2 tool calls in 2 files: 1 invalid, 0 unknown tools, 0 malformed lines\n"
+    )
+
+
+def test_dash_reads_calls_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"name": "search", "arguments": {}}\n'))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["validate", TOOLS, "-"]) == 1
+    assert capsys.readouterr().err == "-:1: search: query: required field is missing\n"
+
+
+def test_missing_calls_file_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", TOOLS, "nowhere.jsonl"]) == 1
+    assert capsys.readouterr().err == "wink: calls file 'nowhere.jsonl' does not exist\n"
+
+
+def test_validate_needs_a_calls_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", TOOLS]) == 2
+    assert capsys.readouterr().err == "wink: the following arguments are required: CALLS\n"
+
+
+def test_bad_target_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"name": "search"})
+    assert main(["validate", f"{SHOP}:number", calls]) == 1
+    assert capsys.readouterr().err == (
+        f"wink: target '{SHOP}:number' is a int; expected a PromptTemplate, Prompt, "
+        "RenderedPrompt, Section, Tool or a sequence of tools\n"
+    )
+
+
+def test_lines_are_checked_as_they_are_read() -> None:
+    from wink.cli.targets import load_target, tools_of
+
+    checker = CallChecker(tools_of(load_target(TOOLS), TOOLS))
+    reported: list[str] = []
+
+    def lines() -> Iterator[bytes]:
+        yield b'{"name": "nope"}\n'
+        # The first line's finding is out before the second line is even read.
+        assert reported == ["calls:1: nope: unknown tool (known: catalog, search)"]
+        yield b'{"name": "search", "arguments": {"query": "tea"}}\n'
+
+    tally = validate_lines(lines(), "calls", checker, reported.append)
+    assert (tally.calls, tally.unknown, tally.invalid) == (2, 1, 0)

@@ -1,0 +1,435 @@
+"""Specification of the JSON Schemas that ``wink.contract`` emits (Draft 2020-12)."""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+import pytest
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from wink.contract import check_schema, compile_contract, iter_schema_nodes, schema_validator
+from wink.errors import PromptValidationError
+
+
+@dataclass
+class Address:
+    street: str = field(metadata={"description": "Street and house number"})
+    city: str
+
+
+@dataclass
+class Customer:
+    name: str
+    address: Address
+
+
+@dataclass
+class Contact:
+    email: str | None
+    phone: str | None = None
+
+
+@dataclass
+class SearchParams:
+    query: str
+    limit: int = 10
+    exact: bool = False
+    tags: list[str] = field(default_factory=list)
+
+
+class TreeNode(BaseModel):
+    label: str
+    children: list[TreeNode] = []
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+class Segment(BaseModel):
+    start: Point
+    end: Point
+
+
+class Priority(enum.Enum):
+    LOW = "low"
+    HIGH = "high"
+
+
+@dataclass
+class Ticket:
+    priority: Priority
+    status: Literal["open", "closed"] = "open"
+
+
+@dataclass
+class Shapes:
+    pair: tuple[int, str]
+    values: tuple[float, ...] = ()
+
+
+@dataclass
+class Scores:
+    by_player: dict[str, int]
+    positions: dict[str, Point] = field(default_factory=dict)
+
+
+@dataclass
+class Event:
+    event_id: UUID
+    at: datetime
+    day: date | None = None
+
+
+class Document(BaseModel):
+    title: str = Field(description="Heading of the document")
+    body: Annotated[str, Field(description="Markdown text")]
+
+
+@dataclass
+class AnnotatedFacade:
+    path: Annotated[str, Field(description="File to read")]
+    encoding: str = field(default="utf-8", metadata={"description": "Text encoding"})
+
+
+@pydantic_dataclass
+class PydanticFacade:
+    count: int = Field(description="How many")
+
+
+class OpenModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+
+
+class HoldsOpenModel(BaseModel):
+    inner: OpenModel
+
+
+POINT_DEF = {
+    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+    "required": ["x", "y"],
+    "type": "object",
+    "additionalProperties": False,
+}
+
+ALL_TYPES: list[Any] = [
+    Customer,
+    Contact,
+    SearchParams,
+    TreeNode,
+    Segment,
+    Ticket,
+    Shapes,
+    Scores,
+    Event,
+    Document,
+    AnnotatedFacade,
+    PydanticFacade,
+    HoldsOpenModel,
+    list[Segment],
+    tuple[Point, ...],
+    None,
+]
+
+
+def test_nested_dataclass_schema_puts_the_inner_dataclass_in_defs() -> None:
+    assert compile_contract(Customer).input_schema == {
+        "$defs": {
+            "Address": {
+                "properties": {
+                    "street": {"description": "Street and house number", "type": "string"},
+                    "city": {"type": "string"},
+                },
+                "required": ["street", "city"],
+                "type": "object",
+                "additionalProperties": False,
+            }
+        },
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/Address"}},
+        "required": ["name", "address"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_optional_fields_are_any_of_the_type_and_null() -> None:
+    assert compile_contract(Contact).input_schema == {
+        "properties": {
+            "email": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "phone": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "required": ["email"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_defaulted_fields_are_optional_and_show_their_default() -> None:
+    assert compile_contract(SearchParams).input_schema == {
+        "properties": {
+            "query": {"type": "string"},
+            "limit": {"default": 10, "type": "integer"},
+            "exact": {"default": False, "type": "boolean"},
+            "tags": {"default": [], "items": {"type": "string"}, "type": "array"},
+        },
+        "required": ["query"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_recursive_model_is_a_root_reference_into_defs() -> None:
+    assert compile_contract(TreeNode).input_schema == {
+        "$defs": {
+            "TreeNode": {
+                "properties": {
+                    "label": {"type": "string"},
+                    "children": {
+                        "default": [],
+                        "items": {"$ref": "#/$defs/TreeNode"},
+                        "type": "array",
+                    },
+                },
+                "required": ["label"],
+                "type": "object",
+                "additionalProperties": False,
+            }
+        },
+        "$ref": "#/$defs/TreeNode",
+    }
+
+
+def test_shared_nested_type_is_defined_once_and_referenced_twice() -> None:
+    assert compile_contract(Segment).input_schema == {
+        "$defs": {"Point": POINT_DEF},
+        "properties": {"start": {"$ref": "#/$defs/Point"}, "end": {"$ref": "#/$defs/Point"}},
+        "required": ["start", "end"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_enum_and_literal_fields_list_their_values() -> None:
+    assert compile_contract(Ticket).input_schema == {
+        "$defs": {"Priority": {"enum": ["low", "high"], "type": "string"}},
+        "properties": {
+            "priority": {"$ref": "#/$defs/Priority"},
+            "status": {"default": "open", "enum": ["open", "closed"], "type": "string"},
+        },
+        "required": ["priority"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_fixed_tuples_use_prefix_items_and_variadic_tuples_use_items() -> None:
+    assert compile_contract(Shapes).input_schema == {
+        "properties": {
+            "pair": {
+                "maxItems": 2,
+                "minItems": 2,
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "type": "array",
+            },
+            "values": {"default": [], "items": {"type": "number"}, "type": "array"},
+        },
+        "required": ["pair"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_string_keyed_dicts_describe_their_values_with_additional_properties() -> None:
+    assert compile_contract(Scores).input_schema == {
+        "$defs": {"Point": POINT_DEF},
+        "properties": {
+            "by_player": {"additionalProperties": {"type": "integer"}, "type": "object"},
+            "positions": {
+                "additionalProperties": {"$ref": "#/$defs/Point"},
+                "default": {},
+                "type": "object",
+            },
+        },
+        "required": ["by_player"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_datetime_date_and_uuid_are_formatted_strings() -> None:
+    assert compile_contract(Event).input_schema == {
+        "properties": {
+            "event_id": {"format": "uuid", "type": "string"},
+            "at": {"format": "date-time", "type": "string"},
+            "day": {
+                "anyOf": [{"format": "date", "type": "string"}, {"type": "null"}],
+                "default": None,
+            },
+        },
+        "required": ["event_id", "at"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_a_property_named_title_survives_while_generated_titles_are_dropped() -> None:
+    assert compile_contract(Document).input_schema == {
+        "properties": {
+            "title": {"description": "Heading of the document", "type": "string"},
+            "body": {"description": "Markdown text", "type": "string"},
+        },
+        "required": ["title", "body"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_dataclass_descriptions_come_from_annotated_field_and_from_field_metadata() -> None:
+    assert compile_contract(AnnotatedFacade).input_schema == {
+        "properties": {
+            "path": {"description": "File to read", "type": "string"},
+            "encoding": {"default": "utf-8", "description": "Text encoding", "type": "string"},
+        },
+        "required": ["path"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_pydantic_dataclass_descriptions_come_from_field_defaults() -> None:
+    assert compile_contract(PydanticFacade).input_schema == {
+        "properties": {"count": {"description": "How many", "type": "integer"}},
+        "required": ["count"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_a_list_result_schema_is_an_array_of_the_item_reference() -> None:
+    assert compile_contract(list[Segment]).output_schema == {
+        "$defs": {
+            "Point": POINT_DEF,
+            "Segment": {
+                "properties": {
+                    "start": {"$ref": "#/$defs/Point"},
+                    "end": {"$ref": "#/$defs/Point"},
+                },
+                "required": ["start", "end"],
+                "type": "object",
+                "additionalProperties": False,
+            },
+        },
+        "items": {"$ref": "#/$defs/Segment"},
+        "type": "array",
+    }
+
+
+def test_no_params_is_the_empty_closed_object_and_no_result_is_null() -> None:
+    contract = compile_contract(None)
+    assert contract.input_schema == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    assert contract.output_schema == {"type": "null"}
+
+
+def test_a_model_that_allows_extra_keys_is_still_closed_because_parsing_forbids_them() -> None:
+    schema = compile_contract(HoldsOpenModel).input_schema
+    assert schema["$defs"]["OpenModel"]["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("tp", ALL_TYPES, ids=repr)
+def test_every_object_node_with_properties_forbids_additional_properties(tp: Any) -> None:
+    contract = compile_contract(tp)
+    objects = [
+        node
+        for schema in (contract.input_schema, contract.output_schema)
+        for _, node in iter_schema_nodes(schema)
+        if "properties" in node
+    ]
+    assert objects
+    assert all(node["additionalProperties"] is False for node in objects)
+
+
+@pytest.mark.parametrize("tp", ALL_TYPES, ids=repr)
+def test_every_emitted_schema_passes_the_draft_2020_12_metaschema(tp: Any) -> None:
+    contract = compile_contract(tp)
+    for schema in (contract.input_schema, contract.output_schema):
+        Draft202012Validator.check_schema(schema)
+        check_schema(schema, repr(tp))
+
+
+def test_no_node_carries_a_generated_title() -> None:
+    for tp in ALL_TYPES:
+        for pointer, node in iter_schema_nodes(compile_contract(tp).input_schema):
+            assert "title" not in node, pointer
+
+
+def test_null_validates_against_an_optional_field_through_jsonschema() -> None:
+    validator = schema_validator(compile_contract(Contact).input_schema)
+    assert validator.is_valid({"email": None, "phone": None})
+    assert not validator.is_valid({"email": 3})
+
+
+def test_check_schema_names_the_subject_and_the_location_of_an_invalid_schema() -> None:
+    with pytest.raises(PromptValidationError) as raised:
+        check_schema({"properties": {"a": {"type": 7}}}, "tool 'x' params")
+    assert str(raised.value).startswith(
+        "tool 'x' params: the emitted JSON Schema is not valid Draft 2020-12 at properties/a/type:"
+    )
+
+
+def _fresh_segment_types() -> type[Any]:
+    """Define ``Point``/``Segment`` again: new classes, so nothing comes from the cache."""
+
+    class Point(BaseModel):
+        x: float
+        y: float
+
+    class Segment(BaseModel):
+        start: Point
+        end: Point
+
+    return Segment
+
+
+def test_schemas_of_equal_fresh_types_are_byte_for_byte_identical() -> None:
+    first = json.dumps(compile_contract(_fresh_segment_types()).input_schema)
+    second = json.dumps(compile_contract(_fresh_segment_types()).input_schema)
+    assert first == second == json.dumps(compile_contract(Segment).input_schema)
+
+
+def test_schema_text_does_not_depend_on_the_hash_seed() -> None:
+    script = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import test_contract_schema as m\n"
+        "from wink.contract import compile_contract\n"
+        "print(json.dumps([compile_contract(t).input_schema for t in m.ALL_TYPES]))\n"
+    )
+    here = str(Path(__file__).parent)
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script, here],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert outputs == {json.dumps([compile_contract(t).input_schema for t in ALL_TYPES]) + "\n"}

@@ -1,0 +1,338 @@
+"""Policies: decisions, the built-in policies, and policy state in the session."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from wink import (
+    Filesystem,
+    InMemoryFilesystem,
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    PromptValidationError,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
+from wink.policy import (
+    PolicyDecision,
+    PolicyState,
+    ReadBeforeWritePolicy,
+    SequentialDependencyPolicy,
+    ToolPolicy,
+    load_policy_state,
+)
+from wink.runtime import Session, ToolCall, ToolExecutor
+
+
+@dataclass(frozen=True)
+class PathParams:
+    path: str
+
+
+@dataclass(frozen=True)
+class WriteParams:
+    path: str
+    content: str = "new"
+
+
+@dataclass(frozen=True)
+class Done:
+    tool: str
+
+
+@dataclass(frozen=True)
+class FileText:
+    text: str
+
+
+def step(params: None, *, context: ToolContext) -> ToolResult[Done]:
+    return ToolResult.ok(Done("step"))
+
+
+def fail(params: None, *, context: ToolContext) -> ToolResult[Done]:
+    return ToolResult.error("failed on purpose")
+
+
+def read_file(params: PathParams, *, context: ToolContext) -> ToolResult[FileText]:
+    return ToolResult.ok(FileText(context.filesystem.read(params.path)))
+
+
+def write_file(params: WriteParams, *, context: ToolContext) -> ToolResult[None]:
+    context.filesystem.write(params.path, params.content)
+    return ToolResult.ok(None)
+
+
+def step_tool(name: str, handler: Any = step) -> Tool[None, Done]:
+    return Tool[None, Done](name=name, description=f"The {name} step.", handler=handler)
+
+
+FILE_TOOLS = (
+    Tool[PathParams, FileText](name="read_file", description="Read a file.", handler=read_file),
+    Tool[WriteParams, None](name="write_file", description="Write a file.", handler=write_file),
+    Tool[WriteParams, None](name="edit_file", description="Edit a file.", handler=write_file),
+    Tool[None, Done](name="status", description="No path.", handler=step),
+)
+
+
+def executor_for(
+    tools: Sequence[Tool[Any, Any]],
+    policy: Any,
+    *,
+    session: Session | None = None,
+    fs: InMemoryFilesystem | None = None,
+) -> ToolExecutor:
+    template = PromptTemplate(
+        ns="tests",
+        key="policy",
+        sections=[MarkdownSection(title="Tools", tools=tools, policies=[policy])],
+    )
+    resources = {Filesystem: fs} if fs is not None else None
+    return ToolExecutor(prompt=Prompt(template, resources=resources), session=session or Session())
+
+
+def message(executor: ToolExecutor, name: str, arguments: str | None = None) -> str | None:
+    """``None`` when the call succeeded, else its failure message."""
+    result = executor.execute(ToolCall(name, arguments))
+    return None if result.success else result.message
+
+
+# PolicyDecision
+
+
+def test_allow_and_deny_build_decisions() -> None:
+    assert PolicyDecision.allow() == PolicyDecision(allowed=True, reason=None)
+    assert PolicyDecision.deny("no") == PolicyDecision(allowed=False, reason="no")
+
+
+def test_built_in_policies_satisfy_the_protocol() -> None:
+    sequential = SequentialDependencyPolicy(dependencies={})
+    assert isinstance(sequential, ToolPolicy)
+    assert isinstance(ReadBeforeWritePolicy(), ToolPolicy)
+
+
+# SequentialDependencyPolicy
+
+DEPLOY_TOOLS = (
+    *(step_tool(name) for name in ("lint", "build", "test", "deploy")),
+    step_tool("broken", fail),
+)
+DEPLOY_POLICY = SequentialDependencyPolicy(
+    dependencies={"deploy": frozenset({"test", "build"}), "build": frozenset({"lint"})}
+)
+
+
+def test_tool_is_denied_until_its_prerequisites_succeeded() -> None:
+    executor = executor_for(DEPLOY_TOOLS, DEPLOY_POLICY)
+    assert message(executor, "deploy") == (
+        "Tool 'deploy' cannot run yet: call build and test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+    assert message(executor, "lint") is None
+    assert message(executor, "build") is None
+    assert message(executor, "deploy") == (
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+    assert message(executor, "test") is None
+    assert message(executor, "deploy") is None
+
+
+def test_tool_without_dependencies_is_always_allowed() -> None:
+    assert message(executor_for(DEPLOY_TOOLS, DEPLOY_POLICY), "lint") is None
+
+
+def test_failed_prerequisite_does_not_count() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"broken"})})
+    executor = executor_for(DEPLOY_TOOLS, policy)
+    assert message(executor, "broken") == "failed on purpose"
+    assert message(executor, "deploy") is not None
+
+
+def test_successes_are_recorded_in_the_policy_state() -> None:
+    session = Session()
+    executor = executor_for(DEPLOY_TOOLS, DEPLOY_POLICY, session=session)
+    message(executor, "lint")
+    message(executor, "lint")
+    assert session[PolicyState].all() == (
+        PolicyState("sequential_dependency", invoked_tools=frozenset({"lint"})),
+    )
+
+
+def test_dependency_cycle_is_rejected_at_construction() -> None:
+    with pytest.raises(PromptValidationError) as raised:
+        SequentialDependencyPolicy(
+            dependencies={"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"})}
+        )
+    assert str(raised.value) == (
+        "SequentialDependencyPolicy: dependency cycle a -> b -> c -> a means none of these "
+        "tools could ever run"
+    )
+
+
+# ReadBeforeWritePolicy
+
+
+def files(**contents: str) -> InMemoryFilesystem:
+    return InMemoryFilesystem(
+        "/mnt", {name.replace("__", "/"): text for name, text in contents.items()}
+    )
+
+
+def test_new_file_may_be_written_without_reading() -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=files())
+    assert message(executor, "write_file", '{"path": "new.txt"}') is None
+
+
+def test_existing_file_must_be_read_before_it_is_overwritten() -> None:
+    fs = files(config="old")
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=fs)
+    assert message(executor, "write_file", '{"path": "config"}') == (
+        "File 'config' already exists and has not been read: call read_file on it before "
+        "overwriting it (policy 'read_before_write')."
+    )
+    assert fs.read("config") == "old"
+    assert message(executor, "read_file", '{"path": "config"}') is None
+    assert message(executor, "write_file", '{"path": "config"}') is None
+    assert fs.read("config") == "new"
+
+
+def test_edit_tool_is_governed_like_a_write() -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=files(config="old"))
+    assert message(executor, "edit_file", '{"path": "config"}') is not None
+
+
+@pytest.mark.parametrize("written", ["a.txt", "./a.txt", "/mnt/a.txt", "docs/../a.txt"])
+@pytest.mark.parametrize("read", ["a.txt", "./a.txt", "/mnt/a.txt"])
+def test_paths_naming_the_same_file_are_one_file(read: str, written: str) -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=files(**{"a.txt": "old"}))
+    assert message(executor, "read_file", f'{{"path": "{read}"}}') is None
+    assert message(executor, "write_file", f'{{"path": "{written}"}}') is None
+
+
+def test_reading_another_file_does_not_unlock_a_write() -> None:
+    fs = files(**{"a.txt": "a", "b.txt": "b"})
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=fs)
+    message(executor, "read_file", '{"path": "a.txt"}')
+    assert message(executor, "write_file", '{"path": "b.txt"}') is not None
+
+
+def test_a_file_written_in_the_session_may_be_written_again() -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=files())
+    assert message(executor, "write_file", '{"path": "draft.txt"}') is None
+    assert message(executor, "write_file", '{"path": "draft.txt"}') is None
+
+
+def test_without_remember_writes_only_reads_unlock_a_write() -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(remember_writes=False), fs=files())
+    assert message(executor, "write_file", '{"path": "draft.txt"}') is None
+    assert message(executor, "write_file", '{"path": "draft.txt"}') is not None
+
+
+def test_failed_read_does_not_unlock_a_write() -> None:
+    fs = files(**{"dir__inner.txt": "x"})
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=fs)
+    assert message(executor, "read_file", '{"path": "dir"}') is not None  # a directory
+    assert message(executor, "write_file", '{"path": "dir"}') is not None
+
+
+def test_calls_are_allowed_without_a_filesystem() -> None:
+    tools = (
+        *FILE_TOOLS[:1],
+        Tool[WriteParams, None](
+            name="write_file", description="W.", handler=lambda p, *, context: ToolResult.ok(None)
+        ),
+    )
+    executor = executor_for(tools, ReadBeforeWritePolicy())
+    assert message(executor, "write_file", '{"path": "config"}') is None
+
+
+def test_tool_without_a_path_field_is_allowed() -> None:
+    policy = ReadBeforeWritePolicy(write_tools=frozenset({"status"}))
+    assert message(executor_for(FILE_TOOLS, policy, fs=files(status="x")), "status") is None
+
+
+def test_custom_tool_names_and_path_field() -> None:
+    @dataclass(frozen=True)
+    class SaveParams:
+        target: str
+
+    tools = (
+        Tool[SaveParams, FileText](
+            name="open_doc",
+            description="Open.",
+            handler=lambda p, *, context: ToolResult.ok(
+                FileText(context.filesystem.read(p.target))
+            ),
+        ),
+        Tool[SaveParams, None](
+            name="save_doc",
+            description="Save.",
+            handler=lambda p, *, context: ToolResult.ok(context.filesystem.write(p.target, "s")),
+        ),
+    )
+    policy = ReadBeforeWritePolicy(
+        read_tools=frozenset({"open_doc"}),
+        write_tools=frozenset({"save_doc"}),
+        path_fields=("target",),
+    )
+    executor = executor_for(tools, policy, fs=files(doc="d"))
+    assert message(executor, "save_doc", '{"target": "doc"}') == (
+        "File 'doc' already exists and has not been read: call open_doc on it before "
+        "overwriting it (policy 'read_before_write')."
+    )
+    assert message(executor, "open_doc", '{"target": "doc"}') is None
+    assert message(executor, "save_doc", '{"target": "doc"}') is None
+
+
+# Policy state in the session
+
+
+def test_snapshot_restore_and_reset_apply_to_policy_state() -> None:
+    session = Session()
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), session=session, fs=files(c="x"))
+    before_read = session.snapshot()
+    message(executor, "read_file", '{"path": "c"}')
+    after_read = session.snapshot()
+    session.restore(before_read)
+    assert message(executor, "write_file", '{"path": "c"}') is not None
+    session.restore(after_read)
+    assert message(executor, "write_file", '{"path": "c", "content": "y"}') is None
+    session.reset()
+    assert message(executor, "write_file", '{"path": "c"}') is not None
+
+
+def test_sessions_keep_separate_policy_state() -> None:
+    fs = files(c="x")
+    first, second = Session(), Session()
+    message(
+        executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), session=first, fs=fs),
+        "read_file",
+        '{"path": "c"}',
+    )
+    other = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), session=second, fs=fs)
+    assert message(other, "write_file", '{"path": "c"}') is not None
+
+
+def test_policies_with_distinct_names_keep_separate_state() -> None:
+    session = Session()
+    first = SequentialDependencyPolicy(dependencies={}, name="first")
+    second = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"lint"})}, name="second")
+    template = PromptTemplate(
+        ns="tests",
+        key="two",
+        sections=[
+            MarkdownSection(title="A", tools=[DEPLOY_TOOLS[0]], policies=[first]),
+            MarkdownSection(title="B", tools=[DEPLOY_TOOLS[3]], policies=[second]),
+        ],
+    )
+    executor = ToolExecutor(prompt=Prompt(template), session=session)
+    message(executor, "lint")
+    assert load_policy_state(session, "first").invoked_tools == frozenset({"lint"})
+    assert load_policy_state(session, "second") == PolicyState("second")
+    assert message(executor, "deploy") is not None

@@ -1,0 +1,135 @@
+"""MCP dialect: tools/list entries, tools/call requests, CallToolResult payloads."""
+
+from __future__ import annotations
+
+import pytest
+from provider_corpus import CORPUS, Address, Listing, TreeNode
+from pydantic import BaseModel
+
+from wink import ToolResult
+from wink.providers import ProviderPayloadError, mcp
+from wink.runtime.call import ToolCall
+
+
+class Secret(BaseModel):
+    token: str
+
+
+def test_entry_has_input_and_output_schema() -> None:
+    tool = CORPUS["optional_field"]
+    assert mcp.tool_specs([tool]) == [
+        {
+            "name": "optional_field",
+            "description": "Corpus shape: optional_field.",
+            "inputSchema": tool.params_schema,
+            "outputSchema": {
+                "properties": {"names": {"items": {"type": "string"}, "type": "array"}},
+                "required": ["names"],
+                "type": "object",
+                "additionalProperties": False,
+            },
+        }
+    ]
+
+
+def test_a_tool_returning_nothing_has_no_output_schema() -> None:
+    assert "outputSchema" not in mcp.tool_specs([CORPUS["constraints"]])[0]
+
+
+def test_a_result_that_is_not_an_object_is_wrapped_in_a_result_property() -> None:
+    assert mcp.tool_specs([CORPUS["non_none_default"]])[0]["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"items": {"type": "string"}, "type": "array"}},
+        "required": ["result"],
+        "additionalProperties": False,
+    }
+
+
+def test_a_wrapped_result_keeps_its_definitions_at_the_root() -> None:
+    output = mcp.tool_specs([CORPUS["discriminated_union"]])[0]["outputSchema"]
+    assert output["properties"]["result"]["anyOf"] == [
+        {"$ref": "#/$defs/Cat"},
+        {"$ref": "#/$defs/Dog"},
+    ]
+    assert sorted(output["$defs"]) == ["Cat", "Dog"]
+
+
+def test_a_recursive_result_is_inlined_into_an_object() -> None:
+    output = mcp.tool_specs([CORPUS["recursive_model"]])[0]["outputSchema"]
+    assert output["type"] == "object"
+    assert "$ref" not in output
+
+
+def test_a_tools_call_request_becomes_a_tool_call() -> None:
+    request = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "optional_field", "arguments": {"query": "x"}},
+    }
+    assert mcp.parse_tool_call(request) == ToolCall("optional_field", {"query": "x"}, "7")
+
+
+def test_bare_params_become_a_tool_call_without_id() -> None:
+    assert mcp.parse_tool_call({"name": "no_params"}) == ToolCall("no_params", None, None)
+
+
+def test_sdk_request_params_become_a_tool_call() -> None:
+    types = pytest.importorskip("mcp.types")
+    params = types.CallToolRequestParams(name="formats", arguments={"when": "now"})
+    assert mcp.parse_tool_call(params) == ToolCall("formats", {"when": "now"}, None)
+
+
+def test_another_method_is_reported() -> None:
+    with pytest.raises(ProviderPayloadError, match=r"expected a tools/call request, got method"):
+        mcp.parse_tool_call({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+
+def test_a_call_without_name_is_reported() -> None:
+    with pytest.raises(ProviderPayloadError) as raised:
+        mcp.parse_tool_call({"method": "tools/call", "params": {"arguments": {}}})
+    assert str(raised.value) == "params: expected a non-empty string 'name', got None"
+
+
+def test_an_object_result_is_structured_content_as_is() -> None:
+    result = ToolResult.ok(Address(street="Main", city="Oslo"), message="Found.")
+    assert mcp.call_tool_result(result, tool=CORPUS["nested_described"]) == {
+        "content": [{"type": "text", "text": 'Found.\n\n{"street":"Main","city":"Oslo"}'}],
+        "isError": False,
+        "structuredContent": {"street": "Main", "city": "Oslo"},
+    }
+
+
+def test_a_list_result_is_structured_content_under_result() -> None:
+    result = ToolResult.ok(["a", "b"], message="Two.")
+    payload = mcp.call_tool_result(result, tool=CORPUS["non_none_default"])
+    assert payload["structuredContent"] == {"result": ["a", "b"]}
+
+
+def test_a_recursive_result_is_dumped_whole() -> None:
+    tree = TreeNode(value=1, children=[TreeNode(value=2)])
+    payload = mcp.call_tool_result(ToolResult.ok(tree), tool=CORPUS["recursive_model"])
+    assert payload["structuredContent"] == {
+        "value": 1,
+        "children": [{"value": 2, "children": []}],
+    }
+
+
+def test_a_failure_is_an_error_without_structured_content() -> None:
+    payload = mcp.call_tool_result(ToolResult.error("Nope."), tool=CORPUS["optional_field"])
+    assert payload == {"content": [{"type": "text", "text": "Nope."}], "isError": True}
+
+
+def test_an_excluded_value_stays_out_of_the_result() -> None:
+    result = ToolResult(
+        message="Stored.", value=Listing(names=["x"]), exclude_value_from_context=True
+    )
+    assert mcp.call_tool_result(result, tool=CORPUS["optional_field"]) == {
+        "content": [{"type": "text", "text": "Stored."}],
+        "isError": False,
+    }
+
+
+def test_an_empty_result_has_no_content_blocks() -> None:
+    payload = mcp.call_tool_result(ToolResult(message=""), tool=CORPUS["constraints"])
+    assert payload == {"content": [], "isError": False}

@@ -1,0 +1,241 @@
+"""The subcommands of ``wink``: each is a pydantic model that pydantic-settings parses."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import CliPositionalArg, CliSubCommand, get_subcommand
+from typing_extensions import TypeAliasType
+
+from wink.cli.dialects import GeminiForm, OpenAIApi, command_dialect, export_dialect
+from wink.cli.export import build_schema_files, check_schema_files, write_schema_files
+from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
+from wink.cli.settings import DIALECT_NAMES, DialectName, Provider, StrictMode, WinkSettings
+from wink.cli.targets import load_target, resolve_targets, tools_of
+from wink.cli.validate import CallChecker, ValidationTally, validate_lines
+
+__all__ = [
+    "CheckCommand",
+    "Command",
+    "ExportCommand",
+    "SchemasCommand",
+    "ToolsCommand",
+    "ValidateCommand",
+]
+
+StrictFlag = Literal["auto", "true", "false"]
+
+# Named aliases give readable metavars in --help (DIR rather than Path).
+DIR = TypeAliasType("DIR", Path)
+DIALECT = TypeAliasType("DIALECT", DialectName)
+
+_TARGET_HELP = (
+    "module:attribute or path/to/file.py:attribute naming a PromptTemplate, Prompt, Section, "
+    "Tool or list of tools"
+)
+_TARGETS_HELP = f"{_TARGET_HELP} [setting: targets]"
+
+
+class Command(BaseModel):
+    """A subcommand: parsed from the command line, run with the project settings."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def run(self, settings: WinkSettings) -> int:
+        """Do the job; return the exit status."""
+        raise NotImplementedError
+
+
+class ToolsCommand(Command):
+    """Print the provider tool specs of the targets' tools as JSON."""
+
+    targets: CliPositionalArg[list[str] | None] = Field(None, description=_TARGETS_HELP)
+    provider: Provider | None = Field(
+        None, description="provider whose specs to print [setting: provider, else openai]"
+    )
+    strict: StrictFlag | None = Field(
+        None,
+        description="strict mode of openai (auto, true, false) or anthropic (true, false) "
+        "[setting: strict, else auto]",
+    )
+    api: OpenAIApi | None = Field(None, description="openai API shape [unset: chat]")
+    form: GeminiForm | None = Field(None, description="gemini schema form [unset: json_schema]")
+
+    def run(self, settings: WinkSettings) -> int:
+        """Print the specs."""
+        dialect = command_dialect(
+            self.provider or settings.provider,
+            strict=_strict(self.strict, settings.strict),
+            strict_given=self.strict is not None,
+            api=self.api,
+            form=self.form,
+        )
+        tools = resolve_targets(self.targets or settings.targets)
+        print(json.dumps(dialect.specs(tools), indent=2, ensure_ascii=False))
+        return 0
+
+
+class _SchemaFilesOptions(Command):
+    targets: CliPositionalArg[list[str] | None] = Field(None, description=_TARGETS_HELP)
+    dialect: list[DIALECT] | None = Field(
+        None,
+        description=f"dialect to cover, repeatable: {', '.join(DIALECT_NAMES)} "
+        "[setting: dialects, else all]",
+    )
+    strict: StrictFlag | None = Field(
+        None, description="strict mode of openai specs [setting: strict, else auto]"
+    )
+    wire: bool | None = Field(
+        None, description="also cover wink's wire types, under wire/ [setting: wire, else off]"
+    )
+
+    def _files(self, settings: WinkSettings) -> dict[str, str]:
+        strict = _strict(self.strict, settings.strict)
+        dialects = [export_dialect(name, strict) for name in self._dialect_names(settings)]
+        tools = resolve_targets(self.targets or settings.targets)
+        return build_schema_files(tools, dialects, wire=self._wire(settings))
+
+    def _dialect_names(self, settings: WinkSettings) -> list[DialectName]:
+        chosen = set(self.dialect if self.dialect is not None else settings.dialects)
+        # One canonical order, however the dialects were listed: the index stays the same.
+        return [name for name in DIALECT_NAMES if name in chosen]
+
+    def _wire(self, settings: WinkSettings) -> bool:
+        return settings.wire if self.wire is None else self.wire
+
+    def export_command(self, settings: WinkSettings, directory: Path) -> str:
+        """The ``wink schemas export`` line that regenerates ``directory``."""
+        words = ["wink", "schemas", "export", *(self.targets or settings.targets)]
+        words += ["--out", str(directory)]
+        names = self._dialect_names(settings)
+        if names != list(DIALECT_NAMES):
+            for name in names:
+                words += ["--dialect", name]
+        strict = self.strict or _flag(settings.strict)
+        if strict != "auto":
+            words += ["--strict", strict]
+        if self._wire(settings):
+            words.append("--wire")
+        return shlex.join(words)
+
+
+class ExportCommand(_SchemaFilesOptions):
+    """Write one JSON file per tool and dialect (and an index.json) to the schema directory."""
+
+    out: DIR | None = Field(
+        None, description="schema directory [setting: schema_dir, else schemas]"
+    )
+
+    def run(self, settings: WinkSettings) -> int:
+        """Write the files."""
+        directory = self.out or settings.schema_dir
+        summary = write_schema_files(directory, self._files(settings))
+        print(summary.describe(directory))
+        return 0
+
+
+class CheckCommand(_SchemaFilesOptions):
+    """Fail with a diff when the schema directory differs from what the code produces."""
+
+    directory: DIR | None = Field(
+        None,
+        alias="dir",
+        description="schema directory [setting: schema_dir, else schemas]",
+    )
+
+    def run(self, settings: WinkSettings) -> int:
+        """Compare and report."""
+        directory = self.directory or settings.schema_dir
+        files = self._files(settings)
+        if not directory.is_dir():
+            raise CliError(
+                f"schema directory {directory} does not exist; create it with: "
+                f"{self.export_command(settings, directory)}"
+            )
+        drift = check_schema_files(directory, files)
+        if not drift.found:
+            print(f"{directory} is up to date ({len(files)} files)")
+            return 0
+        sys.stdout.write("".join(drift.report))
+        raise CliError(
+            f"{directory} is out of date ({drift.counts()}); regenerate it with: "
+            f"{self.export_command(settings, directory)}"
+        )
+
+
+class SchemasCommand(Command):
+    """Export schema files, or check committed ones against the code."""
+
+    export: CliSubCommand[ExportCommand] = Field(description="write the schema files")
+    check: CliSubCommand[CheckCommand] = Field(description="fail on drift, with a diff")
+
+    def run(self, settings: WinkSettings) -> int:
+        """Run the chosen subcommand."""
+        chosen = get_subcommand(self, is_required=False)
+        if not isinstance(chosen, Command):
+            raise CliError("wink schemas needs a command: export or check", EXIT_USAGE)
+        return chosen.run(settings)
+
+
+class ValidateCommand(Command):
+    """Validate recorded tool calls (JSONL; plain calls or OpenAI/Anthropic/Gemini logs)."""
+
+    target: CliPositionalArg[str] = Field(description=_TARGET_HELP)
+    calls: CliPositionalArg[list[str]] = Field(
+        description="JSONL files of recorded calls; - is stdin"
+    )
+
+    def run(self, settings: WinkSettings) -> int:
+        """Check every call; report each problem as file:line: tool: field: reason."""
+        checker = CallChecker(tools_of(load_target(self.target), self.target))
+        for name in self.calls:
+            if name != "-" and not Path(name).is_file():
+                raise CliError(f"calls file {name!r} does not exist")
+        total = ValidationTally()
+        for name in self.calls:
+            with _lines(name) as lines:
+                tally = validate_lines(lines, name, checker, _report)
+            total.calls += tally.calls
+            total.invalid += tally.invalid
+            total.unknown += tally.unknown
+            total.malformed += tally.malformed
+        print(total.summary(len(self.calls)))
+        if total.calls == 0 and not total.failed:
+            _report("warning: no tool calls found")
+        return EXIT_FAILED if total.failed else 0
+
+
+@contextmanager
+def _lines(name: str) -> Iterator[IO[bytes]]:
+    if name == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        file = open(name, "rb")  # noqa: SIM115 - closed below; open errors alone are reported
+    except OSError as error:
+        raise CliError(f"cannot read calls file {name!r}: {error.strerror or error}") from None
+    with file:
+        yield file
+
+
+def _report(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _strict(flag: StrictFlag | None, default: StrictMode) -> StrictMode:
+    if flag is None:
+        return default
+    if flag == "auto":
+        return "auto"
+    return flag == "true"
+
+
+def _flag(strict: StrictMode) -> StrictFlag:
+    return "auto" if strict == "auto" else ("true" if strict else "false")

@@ -1,0 +1,212 @@
+"""Schema files: build them from code, write them, and compare them with committed ones.
+
+The layout under the schema directory is ``<dialect>/<tool>.json`` for every tool
+and dialect, ``wire/<Type>.json`` for wink's wire types (when asked for) and an
+``index.json`` listing them all. Every file is JSON with two-space indents, keys
+in emission order, and a final newline, so the same code always writes the same
+bytes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wink.cli.dialects import Dialect
+from wink.cli.failure import CliError
+from wink.cli.wire import wire_schemas
+from wink.tools import Tool
+
+__all__ = [
+    "INDEX",
+    "Drift",
+    "WriteSummary",
+    "build_schema_files",
+    "check_schema_files",
+    "json_text",
+    "write_schema_files",
+]
+
+INDEX = "index.json"
+
+
+def build_schema_files(
+    tools: Sequence[Tool[Any, Any]], dialects: Sequence[Dialect], *, wire: bool
+) -> dict[str, str]:
+    """Relative POSIX path to file text, for every tool and dialect, plus the index."""
+    files: dict[str, str] = {}
+    listed: dict[str, dict[str, str]] = {tool.name: {} for tool in tools}
+    for dialect in dialects:
+        specs = dialect.specs(tools)
+        if len(specs) != len(tools):
+            raise CliError(f"{dialect.name} specs: expected {len(tools)} specs, got {len(specs)}")
+        for tool, spec in zip(tools, specs, strict=True):
+            path = f"{dialect.name}/{tool.name}.json"
+            files[path] = json_text(spec)
+            listed[tool.name][dialect.name] = path
+    wire_files = {}
+    if wire:
+        for name, schema in wire_schemas().items():
+            wire_files[name] = f"wire/{name}.json"
+            files[wire_files[name]] = json_text(schema)
+    descriptions = {tool.name: tool.description for tool in tools}
+    index = {
+        "dialects": {dialect.name: dialect.describe() for dialect in dialects},
+        "tools": {
+            name: {"description": descriptions[name], "files": listed[name]}
+            for name in sorted(listed)
+        },
+        "wire": wire_files,
+    }
+    files[INDEX] = json_text(index)
+    return files
+
+
+def json_text(value: object) -> str:
+    """The one text form of every schema file."""
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSummary:
+    """What ``write_schema_files`` did."""
+
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    def describe(self, directory: Path) -> str:
+        """One line for the end of an export."""
+        return (
+            f"wrote {len(self.written)} files to {directory}"
+            f" ({len(self.unchanged)} unchanged, {len(self.removed)} stale removed)"
+        )
+
+
+def write_schema_files(directory: Path, files: Mapping[str, str]) -> WriteSummary:
+    """Write ``files`` under ``directory``; files the previous index listed and no longer
+    produced are removed (nothing else is touched)."""
+    if directory.exists() and not directory.is_dir():
+        raise CliError(f"--out {directory} exists and is not a directory")
+    stale = sorted(_previously_listed(directory) - set(files))
+    written, unchanged = [], []
+    for relative, text in files.items():
+        path = directory / relative
+        if _read(path) == text:
+            unchanged.append(relative)
+            continue
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8"))
+        except OSError as error:
+            raise CliError(f"cannot write {path}: {error.strerror or error}") from None
+        written.append(relative)
+    for relative in stale:
+        _remove(directory, relative)
+    return WriteSummary(tuple(written), tuple(unchanged), tuple(stale))
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """How a schema directory differs from what the code produces."""
+
+    changed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    report: list[str] = field(default_factory=list)
+    """Unified diffs and missing/extra lines, ready to print."""
+
+    @property
+    def found(self) -> bool:
+        """Whether anything differs."""
+        return bool(self.changed or self.missing or self.extra)
+
+    def counts(self) -> str:
+        """``1 changed, 0 missing, 2 extra``."""
+        return f"{len(self.changed)} changed, {len(self.missing)} missing, {len(self.extra)} extra"
+
+
+def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
+    """Compare ``directory`` with ``files``: unified diffs, missing and extra JSON files."""
+    drift = Drift()
+    for relative in sorted(files):
+        shown = f"{directory}/{relative}"
+        committed = _read(directory / relative)
+        if committed is None:
+            drift.missing.append(relative)
+            drift.report.append(f"missing: {shown} (the code produces it; it is not on disk)\n")
+        elif committed != files[relative]:
+            drift.changed.append(relative)
+            drift.report.extend(
+                difflib.unified_diff(
+                    committed.splitlines(keepends=True),
+                    files[relative].splitlines(keepends=True),
+                    fromfile=f"{shown} (on disk)",
+                    tofile=f"{shown} (from code)",
+                )
+            )
+    for relative in _json_files(directory):
+        if relative not in files:
+            drift.extra.append(relative)
+            drift.report.append(
+                f"extra: {directory}/{relative} (on disk; no tool or dialect produces it)\n"
+            )
+    return drift
+
+
+def _json_files(directory: Path) -> Iterator[str]:
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.rglob("*.json")):
+        if path.is_file():
+            yield path.relative_to(directory).as_posix()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"cannot read {path}: {error}") from None
+
+
+def _previously_listed(directory: Path) -> set[str]:
+    """Files the existing index says an earlier export wrote."""
+    text = _read(directory / INDEX) if directory.is_dir() else None
+    if text is None:
+        return set()
+    try:
+        index = json.loads(text)
+    except ValueError:
+        return set()
+    listed: set[str] = set()
+    if not isinstance(index, dict):
+        return listed
+    for entry in (index.get("tools") or {}).values():
+        if isinstance(entry, dict) and isinstance(entry.get("files"), dict):
+            listed.update(p for p in entry["files"].values() if isinstance(p, str))
+    wire = index.get("wire")
+    if isinstance(wire, dict):
+        listed.update(p for p in wire.values() if isinstance(p, str))
+    return {p for p in listed if _is_inside(p)}
+
+
+def _is_inside(relative: str) -> bool:
+    parts = Path(relative).parts
+    return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
+
+
+def _remove(directory: Path, relative: str) -> None:
+    path = directory / relative
+    try:
+        path.unlink(missing_ok=True)
+        parent = path.parent
+        if parent != directory and not any(parent.iterdir()):
+            parent.rmdir()
+    except OSError as error:
+        raise CliError(f"cannot remove stale {path}: {error.strerror or error}") from None

@@ -1,0 +1,53 @@
+"""The ``ToolPolicy`` protocol and the ``PolicyDecision`` a check returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from wink.tools import Tool, ToolContext, ToolResult
+
+__all__ = ["PolicyDecision", "ToolPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """Whether a tool call may proceed, and why not."""
+
+    allowed: bool
+    """``True`` lets the call run."""
+    reason: str | None = None
+    """Why the call was denied; shown to the model."""
+
+    @classmethod
+    def allow(cls) -> PolicyDecision:
+        """Let the call run."""
+        return _ALLOW
+
+    @classmethod
+    def deny(cls, reason: str) -> PolicyDecision:
+        """Refuse the call; ``reason`` tells the model what to do instead."""
+        return cls(allowed=False, reason=reason)
+
+
+_ALLOW = PolicyDecision(allowed=True)
+
+
+@runtime_checkable
+class ToolPolicy(Protocol):
+    """A constraint on when tools may run; its state lives in the session (``PolicyState``)."""
+
+    @property
+    def name(self) -> str:
+        """Identifies the policy and its ``PolicyState``."""
+        ...
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        """Decide before the handler runs; must not change any state."""
+        ...
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None:
+        """Record a successful call (rolled back with the call if it later fails)."""
+        ...

@@ -1,0 +1,83 @@
+"""``ReadBeforeWritePolicy``: an existing file must be read before it is overwritten."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wink.policy.decision import PolicyDecision
+from wink.policy.state import load_policy_state, record_policy_state
+from wink.resources import Filesystem, FilesystemError
+from wink.tools import Tool, ToolContext, ToolResult
+
+__all__ = ["ReadBeforeWritePolicy"]
+
+
+@dataclass(frozen=True)
+class ReadBeforeWritePolicy:
+    """Writes to existing files are denied until the file was read in this session.
+
+    New files may be created freely. Paths are compared after the filesystem's
+    normalisation, so ``./a.txt``, ``a.txt`` and ``/mnt/a.txt`` (under the mount
+    point ``/mnt``) are one file. A file the session wrote itself counts as known,
+    unless ``remember_writes`` is off. Without a filesystem, or without a path field
+    in the params, calls are allowed.
+    """
+
+    read_tools: frozenset[str] = frozenset({"read_file"})
+    """Tools whose success marks their path as read."""
+    write_tools: frozenset[str] = frozenset({"write_file", "edit_file"})
+    """Tools that overwrite the file at their path."""
+    path_fields: tuple[str, ...] = ("path", "file_path")
+    """Params fields that may hold the path, tried in order."""
+    remember_writes: bool = True
+    """Whether a successful write also makes its file known."""
+    name: str = "read_before_write"
+    """Names the policy's ``PolicyState``."""
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        """Deny a write to an existing file that was not read (or written) before."""
+        if tool.name not in self.write_tools:
+            return PolicyDecision.allow()
+        target = self._target(params, context.filesystem)
+        if target is None:
+            return PolicyDecision.allow()
+        path, key, filesystem = target
+        if not filesystem.exists(path):
+            return PolicyDecision.allow()
+        known = load_policy_state(context.session, self.name).invoked_keys
+        if any((name, key) in known for name in self._remembering_tools()):
+            return PolicyDecision.allow()
+        readers = " or ".join(sorted(self.read_tools)) or "a read tool"
+        return PolicyDecision.deny(
+            f"File {path!r} already exists and has not been read: call {readers} on it "
+            f"before overwriting it (policy {self.name!r})."
+        )
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None:
+        """Remember the path of a successful read (or write)."""
+        if not result.success or tool.name not in self._remembering_tools():
+            return
+        target = self._target(params, context.filesystem)
+        if target is not None and context.session is not None:
+            record_policy_state(context.session, self.name, tool.name, key=target[1])
+
+    def _remembering_tools(self) -> frozenset[str]:
+        return self.read_tools | self.write_tools if self.remember_writes else self.read_tools
+
+    def _target(
+        self, params: Any, filesystem: Filesystem | None
+    ) -> tuple[str, str, Filesystem] | None:
+        """The path in ``params``, its normalised form and the filesystem, if all exist."""
+        if filesystem is None:
+            return None
+        for field_name in self.path_fields:
+            path = getattr(params, field_name, None)
+            if isinstance(path, str):
+                try:
+                    return path, filesystem.normalize(path), filesystem
+                except FilesystemError:
+                    return None  # an invalid path: the tool itself will refuse it
+        return None

@@ -1,0 +1,81 @@
+"""``SequentialDependencyPolicy``: a tool runs only after its prerequisites succeeded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from wink.errors import PromptValidationError
+from wink.policy.decision import PolicyDecision
+from wink.policy.state import load_policy_state, record_policy_state
+from wink.tools import Tool, ToolContext, ToolResult
+
+__all__ = ["SequentialDependencyPolicy"]
+
+
+@dataclass(frozen=True)
+class SequentialDependencyPolicy:
+    """Tool B requires tools A1, A2... to have succeeded first.
+
+    ``SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test", "build"})})``
+    denies ``deploy`` until both ``test`` and ``build`` succeeded in this session.
+    """
+
+    dependencies: Mapping[str, frozenset[str]]
+    """Tool name to the tools that must succeed before it."""
+    name: str = "sequential_dependency"
+    """Names the policy's ``PolicyState``; give two instances distinct names to keep
+    their histories apart."""
+
+    def __post_init__(self) -> None:
+        frozen = {tool: frozenset(required) for tool, required in self.dependencies.items()}
+        _check_acyclic(frozen)
+        object.__setattr__(self, "dependencies", MappingProxyType(frozen))
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        """Deny the call while a prerequisite has not succeeded."""
+        required = self.dependencies.get(tool.name)
+        if not required:
+            return PolicyDecision.allow()
+        missing = required - load_policy_state(context.session, self.name).invoked_tools
+        if not missing:
+            return PolicyDecision.allow()
+        return PolicyDecision.deny(
+            f"Tool {tool.name!r} cannot run yet: call {_and(missing)} successfully first "
+            f"(policy {self.name!r})."
+        )
+
+    def on_result(
+        self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
+    ) -> None:
+        """Record that ``tool`` succeeded."""
+        if result.success and context.session is not None:
+            record_policy_state(context.session, self.name, tool.name)
+
+
+def _and(names: frozenset[str]) -> str:
+    ordered = sorted(names)
+    return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " and " + ordered[-1]
+
+
+def _check_acyclic(dependencies: Mapping[str, frozenset[str]]) -> None:
+    """Refuse dependencies that would make a tool wait for itself."""
+    done: set[str] = set()
+
+    def visit(tool: str, path: tuple[str, ...]) -> None:
+        if tool in path:
+            cycle = " -> ".join((*path[path.index(tool) :], tool))
+            raise PromptValidationError(
+                f"SequentialDependencyPolicy: dependency cycle {cycle} means none of these "
+                "tools could ever run"
+            )
+        if tool in done:
+            return
+        for required in sorted(dependencies.get(tool, ())):
+            visit(required, (*path, tool))
+        done.add(tool)
+
+    for tool in sorted(dependencies):
+        visit(tool, ())

@@ -1,0 +1,100 @@
+"""``$ref`` handling: inline the root reference, or every reference (with a clear error
+for recursion), and check that a tool's arguments are a JSON object."""
+
+from __future__ import annotations
+
+from wink.contract.walk import JsonSchema
+from wink.providers._errors import ProviderSchemaError
+from wink.providers._fields import field_path
+from wink.providers._walk import ONE_SCHEMA, SCHEMA_LIST
+
+__all__ = ["inline_all_refs", "inline_root_ref", "object_root", "resolve_ref"]
+
+_DEFINITION_KEYS = ("$defs", "definitions")
+_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas"})
+
+
+def resolve_ref(root: JsonSchema, ref: str) -> JsonSchema:
+    """The schema a local ``$ref`` (``#/...``) points at inside ``root``."""
+    if not ref.startswith("#"):
+        raise ProviderSchemaError(f"only local $ref values are supported, got {ref!r}")
+    target: object = root
+    for raw in ref[1:].split("/")[1:]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, dict) or part not in target:
+            raise ProviderSchemaError(f"$ref {ref!r} points at nothing")
+        target = target[part]
+    if not isinstance(target, dict):
+        raise ProviderSchemaError(f"$ref {ref!r} does not point at a schema")
+    return target
+
+
+def inline_root_ref(schema: JsonSchema) -> JsonSchema:
+    """Replace a root ``{"$ref": ..., "$defs": ...}`` by the definition it names.
+
+    A recursive model compiles to such a root; providers want the root to be the
+    object itself. The definitions stay, since the object may refer to itself.
+    """
+    ref = schema.get("$ref")
+    if not isinstance(ref, str):
+        return schema
+    target = resolve_ref(schema, ref)
+    inlined = {key: value for key, value in target.items() if key not in _DEFINITION_KEYS}
+    inlined.update({key: value for key, value in schema.items() if key != "$ref"})
+    return inlined
+
+
+def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
+    """A copy of ``schema`` with every ``$ref`` replaced by its target and no ``$defs``.
+
+    Sibling keywords of a ``$ref`` win over the target's. A recursive reference
+    cannot be inlined: ``ProviderSchemaError`` names the field where it loops, and
+    ends with ``hint``.
+    """
+
+    def inline(node: JsonSchema, pointer: str, active: tuple[str, ...]) -> JsonSchema:
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in active:
+                raise ProviderSchemaError(
+                    f"{subject}: field {field_path(pointer)} refers back to "
+                    f"{ref.rsplit('/', 1)[-1]} (a recursive type), which cannot be inlined; "
+                    f"{hint}"
+                )
+            target = resolve_ref(schema, ref)
+            merged = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
+            return inline(merged, pointer, (*active, ref))
+        inlined: JsonSchema = {}
+        for key, value in node.items():
+            where = f"{pointer}/{key}"
+            if key in _DEFINITION_KEYS:
+                continue
+            if key in ONE_SCHEMA and isinstance(value, dict):
+                inlined[key] = inline(value, where, active)
+            elif key in SCHEMA_LIST and isinstance(value, list):
+                inlined[key] = [
+                    inline(item, f"{where}/{index}", active) for index, item in enumerate(value)
+                ]
+            elif key in _NAMED and isinstance(value, dict):
+                inlined[key] = {
+                    name: inline(sub, f"{where}/{name}", active) for name, sub in value.items()
+                }
+            else:
+                inlined[key] = value
+        return inlined
+
+    return inline(schema, "#", ())
+
+
+def object_root(schema: JsonSchema, tool_name: str, dialect: str) -> JsonSchema:
+    """The params schema with its root reference inlined; it must describe an object."""
+    root = inline_root_ref(schema)
+    if root.get("type") != "object":
+        described = root.get("type") or (
+            "a union" if "anyOf" in root or "oneOf" in root else "any value"
+        )
+        raise ProviderSchemaError(
+            f"tool {tool_name!r}: {dialect} needs the arguments to be a JSON object, but the "
+            f"params type describes {described}; use a model or dataclass as the params type"
+        )
+    return root

@@ -1,0 +1,192 @@
+"""JSON Schema → Gemini's OpenAPI-subset ``Schema`` (the ``parameters`` form).
+
+What changes, and what is lost (the contract still enforces all of it):
+
+- ``$ref`` is inlined; a recursive type cannot be and raises ``ProviderSchemaError``.
+- ``anyOf [T, null]`` (and ``type: [T, "null"]``) becomes ``T`` with ``nullable: true``;
+  a ``null`` default goes (nullable and optional say as much).
+- A string ``const`` becomes a one-value ``enum``; string enums stay enums.
+  Enums and consts of numbers or booleans keep their type, and their choices
+  move into the description (Gemini's ``enum`` holds strings only).
+- ``prefixItems`` (tuples) widens to one ``items`` schema accepting every
+  position; the positions move into the description.
+- ``title`` is stripped from schema nodes; a *property* named ``title`` stays.
+- ``additionalProperties`` is dropped: Gemini cannot close an object, so a model
+  may send extra keys (the contract rejects them), and a mapping's value type
+  (``dict[str, X]``) only reaches the model as description text.
+- An object without properties keeps ``type: OBJECT`` and no ``properties``
+  (an empty ``properties`` map is rejected).
+- String formats other than ``date-time`` and ``enum``, and keywords outside the
+  subset (``exclusiveMinimum``, ``multipleOf``, ``uniqueItems``...) move into the
+  description.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wink.contract.walk import JsonSchema
+from wink.providers._describe import describe_moved
+from wink.providers._errors import ProviderSchemaError
+from wink.providers._inline import inline_all_refs
+from wink.providers._walk import map_nodes
+
+__all__ = ["openapi_schema"]
+
+_SUPPORTED = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+    }
+)
+_FORMATS = {
+    "STRING": frozenset({"date-time", "enum"}),
+    "INTEGER": frozenset({"int32", "int64"}),
+    "NUMBER": frozenset({"float", "double"}),
+}
+_DROPPED = frozenset({"title", "discriminator", "$schema", "$id", "$comment"})
+_NULL = {"type": "NULL"}
+
+
+def openapi_schema(schema: JsonSchema, subject: str) -> JsonSchema:
+    """The OpenAPI-subset form of ``schema`` (whose root, once inlined, is an object)."""
+    hint = "use form='json_schema', which keeps $ref"
+    inlined = inline_all_refs(schema, subject, hint)
+    return map_nodes(inlined, lambda node, pointer: _convert(node))
+
+
+def _convert(node: JsonSchema) -> JsonSchema:
+    moved: dict[str, Any] = {}
+    for key in _DROPPED & node.keys():
+        node.pop(key)
+    if "oneOf" in node:
+        node["anyOf"] = [*node.get("anyOf", ()), *node.pop("oneOf")]
+    if "allOf" in node:
+        node = _merge_all_of(node)
+    if "default" in node and node["default"] is None:
+        del node["default"]  # an optional nullable field says as much; the SDK drops nulls
+    if "examples" in node:
+        examples = node.pop("examples")
+        if isinstance(examples, list) and examples:
+            node.setdefault("example", examples[0])
+    _convert_type(node)
+    _convert_choices(node, moved)
+    _convert_any_of(node)
+    if "prefixItems" in node:
+        prefix = node.pop("prefixItems")
+        moved["prefixItems"] = prefix
+        rest = [node["items"]] if isinstance(node.get("items"), dict) else []
+        node["items"] = _widened([*prefix, *rest])
+    extra = node.pop("additionalProperties", None)
+    if isinstance(extra, dict):
+        moved["additionalProperties"] = extra
+    if node.get("type") == "OBJECT" and not node.get("properties"):
+        node.pop("properties", None)
+        node.pop("required", None)
+    fmt = node.get("format")
+    if fmt is not None and fmt not in _FORMATS.get(str(node.get("type")), frozenset()):
+        moved["format"] = node.pop("format")
+    for key in list(node):
+        if key not in _SUPPORTED:
+            moved[key] = node.pop(key)
+    return describe_moved(node, moved)
+
+
+def _merge_all_of(node: JsonSchema) -> JsonSchema:
+    parts = node.pop("allOf")
+    if len(parts) != 1:
+        raise ProviderSchemaError(
+            "allOf with several schemas has no equivalent in Gemini's OpenAPI schema"
+        )
+    return {**parts[0], **node}
+
+
+def _convert_type(node: JsonSchema) -> None:
+    kind = node.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        if len(kinds) < len(kind):
+            node["nullable"] = True
+        if len(kinds) == 1:
+            node["type"] = kinds[0].upper()
+        else:
+            node.pop("type")
+            node["anyOf"] = [{"type": k.upper()} for k in kinds]
+    elif isinstance(kind, str):
+        node["type"] = kind.upper()
+
+
+def _convert_choices(node: JsonSchema, moved: dict[str, Any]) -> None:
+    """String choices stay an ``enum``; other choices keep their type and are described."""
+    if "const" in node:
+        value = node.pop("const")
+        if value is None:
+            node["nullable"] = True
+        node["enum"] = [value]
+    enum = node.get("enum")
+    if not isinstance(enum, list):
+        return
+    values = [value for value in enum if value is not None]
+    if len(values) < len(enum):
+        node["nullable"] = True
+    if values and all(isinstance(value, str) for value in values):
+        node["type"] = "STRING"
+        node["enum"] = values
+        return
+    node.pop("enum")
+    if values:
+        moved["enum"] = values
+        node.setdefault("type", _type_of(values[0]))
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INTEGER"
+    if isinstance(value, float):
+        return "NUMBER"
+    return "STRING"
+
+
+def _convert_any_of(node: JsonSchema) -> None:
+    branches = node.get("anyOf")
+    if not isinstance(branches, list):
+        return
+    kept = [branch for branch in branches if branch != _NULL]
+    if len(kept) < len(branches):
+        node["nullable"] = True
+    if len(kept) == 1:
+        del node["anyOf"]
+        merged = {**kept[0], **node}
+        node.clear()
+        node.update(merged)
+    else:
+        node["anyOf"] = kept
+
+
+def _widened(items: list[JsonSchema]) -> JsonSchema:
+    distinct: list[JsonSchema] = []
+    for item in items:
+        if item not in distinct:
+            distinct.append(item)
+    return distinct[0] if len(distinct) == 1 else {"anyOf": distinct}

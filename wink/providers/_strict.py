@@ -1,0 +1,286 @@
+"""Strict (grammar-constrained) tool schemas: one rewrite, parameterised by a dialect's rules.
+
+OpenAI's strict mode and Anthropic's strict tool use both compile the schema
+into a grammar and accept only a subset of JSON Schema. The rewrite:
+
+- closes every object (``additionalProperties: false``, including ``$defs``);
+- for OpenAI, requires every property and makes the optional ones nullable with
+  their defaults dropped (the contract turns ``null`` back into the declared
+  default, see ``wink.contract._core_schema``);
+- renames ``oneOf`` to ``anyOf`` (pydantic's discriminated unions have disjoint
+  branches, so both mean the same) and drops the ``discriminator`` annotation;
+- wraps a ``$ref`` that has sibling keywords as ``{"anyOf": [{"$ref": ...}], ...}``
+  (a ``$ref`` must stand alone, and ``allOf`` is not supported);
+- moves keywords the dialect cannot enforce into the description, recording
+  each assertion it loses, so ``strict="auto"`` can refuse a lossy rewrite.
+
+What no rewrite can express raises ``ProviderSchemaError`` naming tool and
+field: free-form mappings (``dict[str, X]``), ``Any``, bare ``list``, ``allOf``
+of several schemas, and (where the dialect says so) recursive types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wink.contract.walk import JsonSchema, iter_schema_nodes
+from wink.providers._describe import describe_moved
+from wink.providers._errors import ProviderSchemaError
+from wink.providers._fields import field_path
+from wink.providers._inline import object_root
+from wink.providers._walk import map_nodes
+
+__all__ = ["StrictRules", "StrictSchema", "accepts_null", "make_strict"]
+
+# Keywords every strict dialect keeps: the structure itself.
+_STRUCTURE = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "enum",
+        "const",
+        "description",
+        "title",
+    }
+)
+# Keywords that only annotate: moving them into the description loses nothing.
+_ANNOTATIONS = frozenset(
+    {
+        "format",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "contentEncoding",
+        "contentMediaType",
+        "$schema",
+        "$id",
+    }
+)
+# A node with none of these keywords accepts any JSON value.
+_TYPED = frozenset({"type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"})
+
+
+@dataclass(frozen=True, slots=True)
+class StrictRules:
+    """What one dialect's strict mode accepts."""
+
+    dialect: str
+    """Named in error messages, e.g. ``"OpenAI strict mode"``."""
+    kept: frozenset[str]
+    """Keywords beyond the structure the dialect enforces, kept in place."""
+    formats: frozenset[str]
+    """String formats the dialect enforces; others move into the description."""
+    require_every_property: bool
+    """Every property must be listed in ``required`` (optional ones become nullable)."""
+    keep_defaults: bool
+    """Whether ``default`` may stay (otherwise it is dropped)."""
+    allow_recursion: bool
+    """Whether a type may refer to itself."""
+    min_items: frozenset[int] | None = None
+    """The only ``minItems`` values allowed, or ``None`` for any value."""
+
+
+@dataclass(frozen=True, slots=True)
+class StrictSchema:
+    """A strict schema, and the assertions the rewrite could not keep."""
+
+    schema: JsonSchema
+    losses: tuple[str, ...]
+    """One line per lost assertion, e.g. ``url: minLength moved into the description``."""
+
+
+def make_strict(schema: JsonSchema, rules: StrictRules, tool_name: str) -> StrictSchema:
+    """Rewrite a tool's params schema for ``rules``; raise what cannot be made strict."""
+    root = object_root(schema, tool_name, rules.dialect)
+    subject = f"tool {tool_name!r}"
+    losses: list[str] = []
+    for pointer, node in iter_schema_nodes(root):
+        _check_expressible(node, pointer, rules, subject)
+        losses.extend(_default_losses(node, pointer, rules))
+    if not rules.allow_recursion:
+        _check_not_recursive(root, rules, subject)
+
+    def visit(node: JsonSchema, pointer: str) -> JsonSchema:
+        return _rewrite_node(node, pointer, rules, losses)
+
+    return StrictSchema(map_nodes(root, visit), tuple(losses))
+
+
+def accepts_null(node: JsonSchema) -> bool:
+    """Whether ``null`` is valid for ``node`` without following references."""
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "const" in node and node["const"] is None:
+        return True
+    if isinstance(node.get("enum"), list) and None in node["enum"]:
+        return True
+    return any(
+        isinstance(branch, dict) and accepts_null(branch)
+        for key in ("anyOf", "oneOf")
+        for branch in node.get(key, ())
+    )
+
+
+def _check_expressible(node: JsonSchema, pointer: str, rules: StrictRules, subject: str) -> None:
+    problem = _inexpressible(node)
+    if problem is not None:
+        raise ProviderSchemaError(
+            f"{subject}: field {field_path(pointer)} {problem}; {rules.dialect} cannot express "
+            "it (declare a model with named fields, or emit this tool with strict off)"
+        )
+
+
+def _inexpressible(node: JsonSchema) -> str | None:
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if not _TYPED & node.keys():
+        return "accepts any JSON value (Any)"
+    if "object" in kinds or "properties" in node:
+        extra = node.get("additionalProperties")
+        if extra is True or isinstance(extra, dict) or "patternProperties" in node:
+            return "is a free-form mapping (dict[str, X]) whose keys are not declared"
+        if "properties" not in node and extra is not False:
+            return "is a free-form object whose keys are not declared"
+    if "array" in kinds and "prefixItems" not in node:
+        items = node.get("items")
+        if not isinstance(items, dict) or not _TYPED & items.keys():
+            return "is a list of anything (bare list); give the items a type"
+    if isinstance(node.get("allOf"), list) and len(node["allOf"]) > 1:
+        return "combines several schemas with allOf"
+    if "oneOf" in node and "anyOf" in node:
+        return "has both oneOf and anyOf"
+    return None
+
+
+def _default_losses(node: JsonSchema, pointer: str, rules: StrictRules) -> list[str]:
+    """Optional fields where sending ``null`` would not mean "use the default"."""
+    if not rules.require_every_property or not isinstance(node.get("properties"), dict):
+        return []
+    required = set(node.get("required", ()))
+    losses = []
+    for name, prop in node["properties"].items():
+        if name in required or not isinstance(prop, dict) or not accepts_null(prop):
+            continue
+        if prop.get("default", ...) is not None:
+            where = field_path(f"{pointer}/properties/{name}")
+            losses.append(f"{where}: null means None, not the field's default, once required")
+    return losses
+
+
+def _check_not_recursive(root: JsonSchema, rules: StrictRules, subject: str) -> None:
+    definitions = root.get("$defs", {})
+    edges = {
+        name: {_ref_name(ref) for ref in _refs_in(definition)}
+        for name, definition in definitions.items()
+    }
+    for start in definitions:
+        stack, seen = list(edges.get(start, ())), set()
+        while stack:
+            name = stack.pop()
+            if name == start:
+                raise ProviderSchemaError(
+                    f"{subject}: type {start} is recursive (it contains itself); "
+                    f"{rules.dialect} does not support recursive schemas"
+                )
+            if name not in seen:
+                seen.add(name)
+                stack.extend(edges.get(name, ()))
+
+
+def _refs_in(schema: JsonSchema) -> list[str]:
+    return [
+        node["$ref"] for _, node in iter_schema_nodes(schema) if isinstance(node.get("$ref"), str)
+    ]
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _rewrite_node(
+    node: JsonSchema, pointer: str, rules: StrictRules, losses: list[str]
+) -> JsonSchema:
+    node.pop("discriminator", None)
+    if "oneOf" in node:
+        node["anyOf"] = node.pop("oneOf")
+    all_of = node.pop("allOf", None)
+    if isinstance(all_of, list) and all_of:
+        node = {**all_of[0], **node}
+    if "properties" in node or node.get("type") == "object":
+        _close_object(node, rules)
+    moved = _unsupported(node, pointer, rules, losses)
+    if not rules.keep_defaults:
+        node.pop("default", None)
+    node = describe_moved(node, moved)
+    if "$ref" in node and len(node) > 1:
+        ref = node.pop("$ref")
+        node["anyOf"] = [{"$ref": ref}]
+    return node
+
+
+def _close_object(node: JsonSchema, rules: StrictRules) -> None:
+    properties: dict[str, Any] = node.setdefault("properties", {})
+    node["additionalProperties"] = False
+    if not rules.require_every_property:
+        return
+    required = set(node.get("required", ()))
+    for name, prop in properties.items():
+        if name not in required:
+            properties[name] = _nullable(prop)
+    node["required"] = list(properties)
+
+
+def _nullable(prop: JsonSchema) -> JsonSchema:
+    """``prop`` accepting ``null`` too; the description stays on the outside."""
+    prop = {key: value for key, value in prop.items() if key != "default"}
+    if accepts_null(prop):
+        return prop
+    if "anyOf" in prop:
+        return {**prop, "anyOf": [*prop["anyOf"], {"type": "null"}]}
+    outer: JsonSchema = {key: prop.pop(key) for key in ("description", "title") if key in prop}
+    return {"anyOf": [prop, {"type": "null"}], **outer}
+
+
+def _unsupported(
+    node: JsonSchema, pointer: str, rules: StrictRules, losses: list[str]
+) -> dict[str, Any]:
+    """Pop the keywords ``rules`` cannot enforce; record the assertions among them."""
+    moved: dict[str, Any] = {}
+    for key in list(node):
+        value = node[key]
+        if key in _STRUCTURE or (key == "default" and rules.keep_defaults):
+            continue
+        if key == "format" and value in rules.formats:
+            continue
+        if key == "minItems" and rules.min_items is not None and value not in rules.min_items:
+            pass
+        elif key in rules.kept:
+            continue
+        if key == "default":
+            continue  # dropped by the caller, never described
+        moved[key] = node.pop(key)
+        if key == "prefixItems":
+            rest = [node["items"]] if isinstance(node.get("items"), dict) else []
+            node["items"] = _widened([*value, *rest])
+        if key not in _ANNOTATIONS:
+            losses.append(f"{field_path(pointer)}: {key} moved into the description")
+    return moved
+
+
+def _widened(prefix_items: list[JsonSchema]) -> JsonSchema:
+    """One item schema accepting every position of a tuple."""
+    distinct: list[JsonSchema] = []
+    for item in prefix_items:
+        if item not in distinct:
+            distinct.append(item)
+    return distinct[0] if len(distinct) == 1 else {"anyOf": distinct}

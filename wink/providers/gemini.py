@@ -1,0 +1,150 @@
+"""Gemini (Google Gen AI): function declarations, ``functionCall`` parts, ``functionResponse``
+parts.
+
+Two forms of declaration (``form=``):
+
+- ``"json_schema"`` (default): ``parametersJsonSchema`` carries the contract's
+  JSON Schema (recursive root inlined). Gemini ignores keywords it does not
+  support; the contract still enforces them.
+- ``"openapi"``: ``parameters`` carries Gemini's OpenAPI-subset ``Schema``, for
+  endpoints that need it; see ``wink.providers._openapi`` for every change and
+  loss (no ``$ref``, so recursive types raise ``ProviderSchemaError``).
+
+A tool that takes no arguments gets no parameters at all: Gemini rejects an
+object schema with an empty ``properties`` map. Send the declarations as
+``{"tools": [{"functionDeclarations": gemini.tool_specs(prompt)}]}``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
+from wink.providers._frozen import freeze
+from wink.providers._inline import object_root
+from wink.providers._openapi import openapi_schema
+from wink.providers._payload import as_data, field, text_field
+from wink.providers._results import result_text
+from wink.providers._specs import SpecCache, ToolSource, tools_of
+from wink.runtime.call import ToolCall
+from wink.tools import Tool, ToolResult
+
+__all__ = [
+    "Form",
+    "function_response_part",
+    "parse_tool_calls",
+    "tool_message",
+    "tool_results_message",
+    "tool_specs",
+]
+
+Form = Literal["json_schema", "openapi"]
+"""``"json_schema"``: ``parametersJsonSchema``; ``"openapi"``: ``parameters``."""
+
+# Gemini's documented function name rule.
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+_DIALECT = "Gemini"
+_tool_cache = SpecCache()
+_list_cache = SpecCache(max_entries=256)
+
+
+def tool_specs(source: ToolSource, *, form: Form = "json_schema") -> list[dict[str, Any]]:
+    """The function declarations of a request, in order.
+
+    Specs are cached and read-only; ``copy.deepcopy`` one to change it.
+    """
+    if form not in ("json_schema", "openapi"):
+        raise ValueError(
+            f"gemini.tool_specs: form must be 'json_schema' or 'openapi', got {form!r}"
+        )
+    tools = tools_of(source)
+
+    def build() -> tuple[dict[str, Any], ...]:
+        return tuple(_tool_spec(tool, form) for tool in tools)
+
+    return list(_list_cache.get((tools, form), build))
+
+
+def parse_tool_calls(payload: Any) -> list[ToolCall]:
+    """The function calls of a response (first candidate), a ``Content``, a list of parts,
+    a part or a ``FunctionCall`` (dicts, in camelCase or snake_case, or SDK objects)."""
+    data = as_data(payload)
+    if isinstance(data, Mapping) and "candidates" in data:
+        candidates = data["candidates"] or []
+        if not candidates:
+            return []
+        content = as_data(candidates[0]).get("content") or {}
+        return _calls_from_parts(content.get("parts") or [], "candidates[0].content.parts")
+    if isinstance(data, Mapping) and "parts" in data:
+        return _calls_from_parts(data["parts"] or [], "parts")
+    if isinstance(data, Mapping) and field(data, "functionCall", "function_call") is not None:
+        return _calls_from_parts([data], "part")
+    if isinstance(data, Mapping) and "name" in data:
+        return _calls_from_parts([{"functionCall": data}], "function call")
+    if isinstance(data, list):
+        return _calls_from_parts(data, "parts")
+    raise ProviderPayloadError(
+        "expected a Gemini response, content, part list, part or function call, "
+        f"got {type(data).__name__}"
+    )
+
+
+def function_response_part(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
+    """The ``functionResponse`` part answering ``call``: ``{"output": text}``, or
+    ``{"error": text}`` for a failure (Gemini's documented keys)."""
+    text = result_text(result)
+    response = {"output": text} if result.success else {"error": text}
+    function_response: dict[str, Any] = {"name": call.name, "response": response}
+    if call.call_id:
+        function_response["id"] = call.call_id
+    return {"functionResponse": function_response}
+
+
+def tool_message(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
+    """A ``user`` content carrying the one ``functionResponse`` part of ``call``."""
+    return {"role": "user", "parts": [function_response_part(call, result)]}
+
+
+def tool_results_message(
+    results: Iterable[tuple[ToolCall, ToolResult[Any]]],
+) -> dict[str, Any]:
+    """One ``user`` content with a ``functionResponse`` part per call."""
+    return {"role": "user", "parts": [function_response_part(c, r) for c, r in results]}
+
+
+def _tool_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
+    def build() -> dict[str, Any]:
+        if not _NAME.fullmatch(tool.name):
+            raise ProviderSchemaError(
+                f"tool {tool.name!r}: Gemini function names start with a letter or '_' "
+                "(then letters, digits, '_', '.', ':' or '-', at most 64)"
+            )
+        spec: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        root = object_root(tool.params_schema, tool.name, _DIALECT)
+        if root.get("properties"):
+            if form == "json_schema":
+                spec["parametersJsonSchema"] = root
+            else:
+                subject = f"tool {tool.name!r}"
+                spec["parameters"] = openapi_schema(tool.params_schema, subject)
+        frozen: dict[str, Any] = freeze(spec)
+        return frozen
+
+    return _tool_cache.get((tool, form), build)
+
+
+def _calls_from_parts(parts: list[Any], where: str) -> list[ToolCall]:
+    calls = []
+    for index, raw in enumerate(parts):
+        part = as_data(raw)
+        if not isinstance(part, Mapping):
+            raise ProviderPayloadError(f"{where}[{index}]: expected an object")
+        function_call = field(part, "functionCall", "function_call")
+        if not isinstance(function_call, Mapping):
+            continue
+        here = f"{where}[{index}].functionCall" if where != "function call" else where
+        name = text_field(function_call, "name", here)
+        calls.append(ToolCall(name, function_call.get("args"), function_call.get("id")))
+    return calls

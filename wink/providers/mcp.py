@@ -1,0 +1,123 @@
+"""Model Context Protocol: ``tools/list`` entries, ``tools/call`` requests, ``CallToolResult``s.
+
+Each tool becomes ``{"name", "description", "inputSchema", "outputSchema"}``;
+``outputSchema`` (the result type's JSON Schema) is left out for tools that
+return nothing. MCP requires ``outputSchema`` to describe an object, so a
+result type that is not one (a list, a union, a scalar) is wrapped as
+``{"type": "object", "properties": {"result": <schema>}, "required": ["result"]}``
+and its ``structuredContent`` as ``{"result": <value>}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wink.contract.walk import JsonSchema
+from wink.providers._errors import ProviderPayloadError
+from wink.providers._frozen import freeze
+from wink.providers._inline import inline_root_ref, object_root
+from wink.providers._payload import as_data, text_field
+from wink.providers._results import result_text
+from wink.providers._specs import SpecCache, ToolSource, tools_of
+from wink.runtime.call import ToolCall
+from wink.tools import Tool, ToolResult
+
+__all__ = ["RESULT_KEY", "call_tool_result", "parse_tool_call", "tool_specs"]
+
+RESULT_KEY = "result"
+"""The property holding a result that is not an object, in ``outputSchema`` and
+``structuredContent``."""
+
+_DIALECT = "MCP"
+_tool_cache = SpecCache()
+_list_cache = SpecCache(max_entries=256)
+
+
+def tool_specs(source: ToolSource) -> list[dict[str, Any]]:
+    """The ``tools`` of a ``tools/list`` result, in order.
+
+    Specs are cached and read-only; ``copy.deepcopy`` one to change it.
+    """
+    tools = tools_of(source)
+
+    def build() -> tuple[dict[str, Any], ...]:
+        return tuple(_tool_spec(tool) for tool in tools)
+
+    return list(_list_cache.get(tools, build))
+
+
+def parse_tool_call(request: Any) -> ToolCall:
+    """The call in a ``tools/call`` JSON-RPC request or its ``params`` (dicts or SDK objects).
+
+    The JSON-RPC id, when present, becomes the call id.
+    """
+    data = as_data(request)
+    if not isinstance(data, Mapping):
+        raise ProviderPayloadError(
+            f"expected a tools/call request or its params, got {type(data).__name__}"
+        )
+    call_id = data.get("id")
+    params = data.get("params", data)
+    if "method" in data and data["method"] != "tools/call":
+        raise ProviderPayloadError(f"expected a tools/call request, got method {data['method']!r}")
+    if not isinstance(params, Mapping):
+        raise ProviderPayloadError(f"params: expected an object, got {type(params).__name__}")
+    name = text_field(params, "name", "params" if "params" in data else "request")
+    arguments = params.get("arguments")
+    return ToolCall(name, arguments, None if call_id is None else str(call_id))
+
+
+def call_tool_result(result: ToolResult[Any], *, tool: Tool[Any, Any]) -> dict[str, Any]:
+    """The ``CallToolResult`` of ``result``: a text block (``result.render()`` after the
+    message), ``structuredContent`` matching the tool's ``outputSchema``, ``isError``.
+
+    ``structuredContent`` is left out when there is no value or the value is kept
+    out of context (``exclude_value_from_context``).
+    """
+    text = result_text(result)
+    payload: dict[str, Any] = {
+        "content": [{"type": "text", "text": text}] if text else [],
+        "isError": not result.success,
+    }
+    if result.value is not None and not result.exclude_value_from_context:
+        structured = tool.result_contract.dump(result.value)
+        payload["structuredContent"] = (
+            {RESULT_KEY: structured} if _result_is_wrapped(tool) else structured
+        )
+    return payload
+
+
+def _tool_spec(tool: Tool[Any, Any]) -> dict[str, Any]:
+    def build() -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": object_root(tool.params_schema, tool.name, _DIALECT),
+        }
+        if tool.result_type is not None and tool.result_type is not type(None):
+            spec["outputSchema"] = _output_schema(tool.result_schema)
+        frozen: dict[str, Any] = freeze(spec)
+        return frozen
+
+    return _tool_cache.get(tool, build)
+
+
+def _output_schema(schema: JsonSchema) -> JsonSchema:
+    root = inline_root_ref(schema)
+    if root.get("type") == "object":
+        return root
+    inner = {key: value for key, value in root.items() if key != "$defs"}
+    wrapped: JsonSchema = {
+        "type": "object",
+        "properties": {RESULT_KEY: inner},
+        "required": [RESULT_KEY],
+        "additionalProperties": False,
+    }
+    if "$defs" in root:
+        wrapped["$defs"] = root["$defs"]
+    return wrapped
+
+
+def _result_is_wrapped(tool: Tool[Any, Any]) -> bool:
+    return inline_root_ref(tool.result_schema).get("type") != "object"

@@ -1,0 +1,292 @@
+"""OpenAI: tool specs for Chat Completions and the Responses API, tool calls, tool messages.
+
+``strict`` is ``"auto"``, ``True`` or ``False``, for all tools or per tool name
+(``{"search": True}``; tools not named get ``"auto"``, names of tools absent from
+the source are ignored, since a disabled section hides its tools):
+
+- ``False`` sends the contract's schema as is, with ``"strict": false``.
+- ``True`` rewrites it for strict mode (see ``wink.providers._strict``) and
+  raises ``ProviderSchemaError`` naming tool and field when it cannot.
+- ``"auto"`` is strict only when the rewrite keeps the schema's meaning: no
+  assertion moved into a description, no optional field whose ``null`` would
+  mean ``None`` rather than its default. ``strict_issues(tool)`` says why not.
+
+In strict mode a model sends ``null`` for an optional field; parsing with the
+tool's contract turns it into the field's declared default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from wink.contract.walk import JsonSchema, iter_schema_nodes
+from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
+from wink.providers._frozen import freeze
+from wink.providers._inline import object_root
+from wink.providers._payload import as_data, text_field
+from wink.providers._results import result_text
+from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
+from wink.providers._strict import StrictRules, StrictSchema, make_strict
+from wink.providers._walk import ONE_SCHEMA, SCHEMA_LIST
+from wink.runtime.call import ToolCall
+from wink.tools import Tool, ToolResult
+
+__all__ = [
+    "STRICT_RULES",
+    "Api",
+    "StrictMode",
+    "parse_tool_calls",
+    "strict_issues",
+    "tool_message",
+    "tool_specs",
+]
+
+Api = Literal["chat", "responses"]
+"""``"chat"``: Chat Completions; ``"responses"``: the Responses API."""
+StrictMode = Literal["auto"] | bool
+"""``"auto"``, ``True`` or ``False``."""
+
+STRICT_RULES = StrictRules(
+    dialect="OpenAI strict mode",
+    kept=frozenset(
+        {
+            "pattern",
+            "multipleOf",
+            "maximum",
+            "exclusiveMaximum",
+            "minimum",
+            "exclusiveMinimum",
+            "minItems",
+            "maxItems",
+        }
+    ),
+    formats=frozenset(
+        {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+    ),
+    require_every_property=True,
+    keep_defaults=False,
+    allow_recursion=True,
+)
+"""OpenAI's documented strict-mode subset (Structured Outputs, "Supported schemas")."""
+
+# Documented size limits of one strict schema.
+_MAX_PROPERTIES = 5000
+_MAX_DEPTH = 10
+_MAX_ENUM_VALUES = 1000
+_MAX_STRING_LENGTH = 120_000
+_LARGE_ENUM = 250
+_MAX_LARGE_ENUM_LENGTH = 15_000
+
+_DIALECT = "OpenAI"
+_tool_cache = SpecCache()
+_list_cache = SpecCache(max_entries=256)
+
+
+def tool_specs(
+    source: ToolSource,
+    *,
+    api: Api = "chat",
+    strict: StrictMode | Mapping[str, StrictMode] = "auto",
+) -> list[dict[str, Any]]:
+    """The ``tools`` list of a request: one function tool per tool, in order.
+
+    Specs are cached and read-only; ``copy.deepcopy`` one to change it.
+    """
+    if api not in ("chat", "responses"):
+        raise ValueError(f"openai.tool_specs: api must be 'chat' or 'responses', got {api!r}")
+    _check_strict_option(strict)
+    tools = tools_of(source)
+
+    def build() -> tuple[dict[str, Any], ...]:
+        return tuple(_tool_spec(tool, api, option_for(strict, tool, "auto")) for tool in tools)
+
+    return list(_list_cache.get((tools, api, options_key(strict)), build))
+
+
+def strict_issues(tool: Tool[Any, Any]) -> list[str]:
+    """Why ``strict="auto"`` leaves ``tool`` non-strict; empty when it goes strict."""
+    try:
+        return list(_strict_parameters(tool).losses)
+    except ProviderSchemaError as error:
+        return [str(error)]
+
+
+def parse_tool_calls(payload: Any) -> list[ToolCall]:
+    """The function calls in a chat completion, an assistant message, a Responses API
+    response, or a list of tool calls / output items (dicts or SDK objects).
+
+    Arguments stay the JSON text the model sent; the tool's contract parses them.
+    Of a chat completion, the first choice is read.
+    """
+    data = as_data(payload)
+    if isinstance(data, list):
+        return _calls_from_items(data, "items")
+    if not isinstance(data, Mapping):
+        raise ProviderPayloadError(
+            f"expected an OpenAI response, message or list of tool calls, got {type(data).__name__}"
+        )
+    if "choices" in data:
+        choices = data["choices"] or []
+        if not choices:
+            return []
+        message = as_data(choices[0]).get("message") or {}
+        return _calls_from_items(message.get("tool_calls") or [], "choices[0].message.tool_calls")
+    if isinstance(data.get("output"), list):
+        return _calls_from_items(data["output"], "output")
+    if "tool_calls" in data:
+        return _calls_from_items(data["tool_calls"] or [], "tool_calls")
+    if data.get("type") == "function_call" or "function" in data:
+        return _calls_from_items([data], "tool call")
+    if "role" in data:
+        return []
+    raise ProviderPayloadError(
+        "expected a chat completion (choices), a message (tool_calls), a Responses API "
+        f"response (output) or a tool call; got keys {sorted(data)}"
+    )
+
+
+def tool_message(call: ToolCall, result: ToolResult[Any], *, api: Api = "chat") -> dict[str, Any]:
+    """The message answering ``call``: a ``tool`` message (chat) or a
+    ``function_call_output`` item (responses).
+
+    OpenAI has no error flag: a failure is told by the result's message text.
+    """
+    if not call.call_id:
+        raise ProviderPayloadError(
+            f"tool call {call.name!r} has no call_id; OpenAI matches a tool result to its "
+            "call by that id"
+        )
+    text = result_text(result)
+    if api == "chat":
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+    if api == "responses":
+        return {"type": "function_call_output", "call_id": call.call_id, "output": text}
+    raise ValueError(f"openai.tool_message: api must be 'chat' or 'responses', got {api!r}")
+
+
+def _check_strict_option(strict: object) -> None:
+    values = strict.values() if isinstance(strict, Mapping) else (strict,)
+    for value in values:
+        if value not in ("auto", True, False) or (value != "auto" and not isinstance(value, bool)):
+            raise ValueError(
+                f"openai.tool_specs: strict must be 'auto', True or False (or a mapping of tool "
+                f"names to them), got {value!r}"
+            )
+
+
+def _tool_spec(tool: Tool[Any, Any], api: Api, strict: StrictMode) -> dict[str, Any]:
+    def build() -> dict[str, Any]:
+        parameters, is_strict = _parameters(tool, strict)
+        function = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": parameters,
+            "strict": is_strict,
+        }
+        spec = (
+            {"type": "function", "function": function}
+            if api == "chat"
+            else {
+                "type": "function",
+                **function,
+            }
+        )
+        frozen: dict[str, Any] = freeze(spec)
+        return frozen
+
+    return _tool_cache.get((tool, api, strict), build)
+
+
+def _parameters(tool: Tool[Any, Any], strict: StrictMode) -> tuple[JsonSchema, bool]:
+    if strict is False:
+        return object_root(tool.params_schema, tool.name, _DIALECT), False
+    try:
+        made = _strict_parameters(tool)
+    except ProviderSchemaError:
+        if strict is True:
+            raise
+        return object_root(tool.params_schema, tool.name, _DIALECT), False
+    if strict == "auto" and made.losses:
+        return object_root(tool.params_schema, tool.name, _DIALECT), False
+    return made.schema, True
+
+
+def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
+    made = make_strict(tool.params_schema, STRICT_RULES, tool.name)
+    _check_limits(made.schema, tool.name)
+    return made
+
+
+def _check_limits(schema: JsonSchema, tool_name: str) -> None:
+    properties = enum_values = characters = 0
+    characters += sum(len(name) for name in schema.get("$defs", {}))
+    for _, node in iter_schema_nodes(schema):
+        if isinstance(node.get("properties"), dict):
+            properties += len(node["properties"])
+            characters += sum(len(name) for name in node["properties"])
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            enum_values += len(enum)
+            length = sum(len(value) for value in enum if isinstance(value, str))
+            characters += length
+            if len(enum) > _LARGE_ENUM and length > _MAX_LARGE_ENUM_LENGTH:
+                _over_limit(
+                    tool_name,
+                    f"an enum of {len(enum)} values totals {length} characters",
+                    _MAX_LARGE_ENUM_LENGTH,
+                )
+        if isinstance(node.get("const"), str):
+            characters += len(node["const"])
+    depth = max(_object_depth(node) for node in (schema, *schema.get("$defs", {}).values()))
+    for what, value, limit in (
+        ("object properties", properties, _MAX_PROPERTIES),
+        ("levels of object nesting", depth, _MAX_DEPTH),
+        ("enum values", enum_values, _MAX_ENUM_VALUES),
+        ("characters of names, enum and const values", characters, _MAX_STRING_LENGTH),
+    ):
+        if value > limit:
+            _over_limit(tool_name, f"the schema has {value} {what}", limit)
+
+
+def _over_limit(tool_name: str, what: str, limit: int) -> None:
+    raise ProviderSchemaError(
+        f"tool {tool_name!r}: {what}, over OpenAI strict mode's limit of {limit}"
+    )
+
+
+def _object_depth(node: JsonSchema) -> int:
+    """Levels of nested objects (references not followed: a recursive type counts once)."""
+    below = 0
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif key in ONE_SCHEMA:
+            children = (value,)
+        elif key in SCHEMA_LIST and isinstance(value, list):
+            children = value
+        else:
+            continue
+        for child in children:
+            if isinstance(child, dict):
+                below = max(below, _object_depth(child))
+    return below + (1 if "properties" in node else 0)
+
+
+def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
+    calls = []
+    for index, raw in enumerate(items):
+        item = as_data(raw)
+        here = f"{where}[{index}]" if where != "tool call" else where
+        if not isinstance(item, Mapping):
+            raise ProviderPayloadError(f"{here}: expected an object, got {type(item).__name__}")
+        kind = item.get("type")
+        if kind == "function_call":
+            name = text_field(item, "name", here)
+            calls.append(ToolCall(name, item.get("arguments"), item.get("call_id")))
+        elif kind in (None, "function") and isinstance(item.get("function"), Mapping):
+            function = item["function"]
+            name = text_field(function, "name", f"{here}.function")
+            calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
+        # Other items (messages, reasoning, custom or hosted tool calls) call no function.
+    return calls

@@ -1,0 +1,42 @@
+"""The runtime: sessions, events, deadlines, budgets and the tool executor."""
+
+from wink.runtime._vector import SliceValues
+from wink.runtime.budget import (
+    Budget,
+    BudgetDimension,
+    BudgetExceededError,
+    BudgetTracker,
+    TokenUsage,
+)
+from wink.runtime.call import ToolCall
+from wink.runtime.deadline import Clock, Deadline, utc_now
+from wink.runtime.events import ToolInvoked
+from wink.runtime.executor import ToolExecutor
+from wink.runtime.reducers import append, replace_latest, upsert_by
+from wink.runtime.session import Reducer, Session, SliceAccessor, SliceKind
+from wink.runtime.snapshot import SNAPSHOT_VERSION, Snapshot, SnapshotError
+
+__all__ = [
+    "SNAPSHOT_VERSION",
+    "Budget",
+    "BudgetDimension",
+    "BudgetExceededError",
+    "BudgetTracker",
+    "Clock",
+    "Deadline",
+    "Reducer",
+    "Session",
+    "SliceAccessor",
+    "SliceKind",
+    "SliceValues",
+    "Snapshot",
+    "SnapshotError",
+    "TokenUsage",
+    "ToolCall",
+    "ToolExecutor",
+    "ToolInvoked",
+    "append",
+    "replace_latest",
+    "upsert_by",
+    "utc_now",
+]

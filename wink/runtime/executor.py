@@ -1,0 +1,316 @@
+"""``ToolExecutor``: turns a model's tool call into a ``ToolResult``, transactionally.
+
+A call goes: look the tool up among the rendered prompt's enabled tools, parse its
+arguments with the tool's contract, ask every policy, check the deadline and budget,
+build the ``ToolContext``, snapshot the session and the snapshotable resources, run
+the handler, let the policies record the success, and record a ``ToolInvoked``
+event. Any failure restores the snapshot first, so a failed call leaves no state.
+Only the errors that must stop the evaluation propagate.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from wink.contract import ContractViolation, describe_problems
+from wink.errors import (
+    DeadlineExceededError,
+    PromptEvaluationError,
+    PromptValidationError,
+    VisibilityExpansionRequired,
+)
+from wink.policy.decision import ToolPolicy
+from wink.prompt import Prompt, RenderedPrompt, ToolBinding
+from wink.resources import Snapshotable, ToolCallScope
+from wink.runtime.budget import BudgetExceededError, BudgetTracker
+from wink.runtime.call import ToolCall
+from wink.runtime.deadline import Clock, Deadline, utc_now
+from wink.runtime.events import ToolInvoked
+from wink.runtime.session import Session
+from wink.runtime.snapshot import Snapshot
+from wink.tools import Tool, ToolContext, ToolResult
+
+__all__ = ["ToolExecutor"]
+
+logger = logging.getLogger(__name__)
+
+_PROPAGATED = (
+    VisibilityExpansionRequired,
+    PromptEvaluationError,
+    DeadlineExceededError,
+    BudgetExceededError,
+)
+
+_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What ``execute`` needs for one tool, resolved once per executor."""
+
+    tool: Tool[Any, Any]
+    parse: Callable[[Any], Any]
+    policies: tuple[ToolPolicy, ...]
+
+
+class ToolExecutor:
+    """Runs tool calls for one prompt and session; never aborts for a tool failure.
+
+    Failures come back as ``ToolResult(success=False)`` with a message the model can
+    act on. ``VisibilityExpansionRequired`` and ``PromptEvaluationError`` propagate,
+    a passed deadline or budget becomes ``PromptEvaluationError``, and
+    ``BaseException``s such as ``KeyboardInterrupt`` propagate; state is restored
+    before any of them leaves.
+    """
+
+    __slots__ = (
+        "_adapter",
+        "_available",
+        "_budget_tracker",
+        "_clock",
+        "_deadline",
+        "_heartbeat",
+        "_plans",
+        "_prompt",
+        "_rendered",
+        "_session",
+    )
+
+    def __init__(
+        self,
+        *,
+        prompt: Prompt,
+        session: Session,
+        adapter: Any = None,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        rendered_prompt: RenderedPrompt | None = None,
+        heartbeat: Callable[[], None] | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        """An executor for ``prompt``'s enabled tools (rendered now unless given)."""
+        if not isinstance(session, Session):
+            raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
+        self._prompt = prompt
+        self._session = session
+        self._adapter = adapter
+        self._deadline = deadline
+        self._budget_tracker = budget_tracker
+        self._heartbeat = heartbeat
+        self._clock = clock
+        self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
+        self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
+        self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
+
+    @property
+    def rendered_prompt(self) -> RenderedPrompt:
+        """The render whose tools this executor runs."""
+        return self._rendered
+
+    def execute(self, call: ToolCall) -> ToolResult[Any]:
+        """Run ``call`` and return its result; see the class docstring for failures."""
+        started_at = self._clock()
+        plan = self._plans.get(call.name)
+        if plan is None:
+            message = f"Unknown tool {call.name!r}. Available tools: {self._available}."
+            return self._record_failure(call, None, message, started_at)
+        try:
+            params = plan.parse(call.arguments)
+        except ContractViolation as violation:
+            problems = describe_problems(violation.problems)
+            message = f"Invalid arguments for tool {call.name!r}:\n{problems}"
+            return self._record_failure(call, None, message, started_at)
+        except Exception as error:  # e.g. a decoded mapping holding values JSON cannot carry
+            message = f"Invalid arguments for tool {call.name!r}: {_describe(error)}"
+            return self._record_failure(call, None, message, started_at)
+        with self._prompt.resources.tool_call_scope() as resources:
+            context = ToolContext(
+                prompt=self._prompt,
+                rendered_prompt=self._rendered,
+                adapter=self._adapter,
+                session=self._session,
+                deadline=self._deadline,
+                budget_tracker=self._budget_tracker,
+                resources=resources,
+                heartbeat=self._heartbeat,
+            )
+            return self._run(plan, params, context, resources, call, started_at)
+
+    def _run(
+        self,
+        plan: _Plan,
+        params: Any,
+        context: ToolContext,
+        resources: ToolCallScope,
+        call: ToolCall,
+        started_at: datetime,
+    ) -> ToolResult[Any]:
+        tool = plan.tool
+        handler = tool.handler
+        if handler is None:
+            message = f"Tool {tool.name!r} has no handler; it cannot be called."
+            return self._record_failure(call, params, message, started_at)
+        refusal = self._refusal(plan, params, context, call, started_at)
+        if refusal is not None:
+            return self._record_failure(call, params, refusal, started_at)
+        saved = self._save(resources)
+        try:
+            result = handler(params, context=context)
+            failure = self._commit(plan, params, result, context, call, started_at)
+        except (VisibilityExpansionRequired, PromptEvaluationError) as error:
+            self._restore(saved)
+            self._record_failure(call, params, _raised(tool, error), started_at)
+            raise
+        except (DeadlineExceededError, BudgetExceededError) as error:
+            self._restore(saved)
+            raise self._stop(call, params, error, started_at) from error
+        except Exception as error:
+            logger.info("tool %r raised", tool.name, exc_info=error)
+            failure = ToolResult.error(_raised(tool, error))
+        except BaseException:
+            self._restore(saved)
+            raise
+        if failure is None:
+            return result
+        self._restore(saved)
+        return self._record(call, params, failure, _render_failure(failure), started_at)
+
+    def _commit(
+        self,
+        plan: _Plan,
+        params: Any,
+        result: object,
+        context: ToolContext,
+        call: ToolCall,
+        started_at: datetime,
+    ) -> ToolResult[Any] | None:
+        """Record a successful ``result``; else (or if that fails) the result to return."""
+        tool = plan.tool
+        if not isinstance(result, ToolResult):
+            message = f"Tool {tool.name!r} returned {type(result).__qualname__}, not a ToolResult."
+            return ToolResult.error(message)
+        if not result.success:
+            return result
+        try:
+            for policy in plan.policies:
+                policy.on_result(tool, params, result, context=context)
+            self._record(call, params, result, result.render(), started_at)
+        except _PROPAGATED:
+            raise
+        except Exception as error:
+            logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
+            return ToolResult.error(
+                f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
+                f"changes were rolled back: {_describe(error)}"
+            )
+        return None
+
+    def _refusal(
+        self, plan: _Plan, params: Any, context: ToolContext, call: ToolCall, started_at: datetime
+    ) -> str | None:
+        """Why the call may not start (a denial), or ``None``; raises to stop the evaluation."""
+        tool = plan.tool
+        for policy in plan.policies:
+            try:
+                decision = policy.check(tool, params, context=context)
+            except (VisibilityExpansionRequired, PromptEvaluationError) as error:
+                self._record_failure(call, params, _raised(tool, error), started_at)
+                raise
+            except Exception as error:
+                logger.info("policy %r failed on tool %r", policy.name, tool.name, exc_info=error)
+                # Fail closed: a policy that cannot decide denies.
+                return f"Policy {policy.name!r} failed on tool {tool.name!r}: {_describe(error)}"
+            if not decision.allowed:
+                return decision.reason or f"Policy {policy.name!r} denied tool {tool.name!r}."
+        try:
+            if self._deadline is not None:
+                self._deadline.check(f"tool {tool.name!r} could start")
+            if self._budget_tracker is not None:
+                self._budget_tracker.check()
+        except (DeadlineExceededError, BudgetExceededError) as error:
+            raise self._stop(call, params, error, started_at) from error
+        return None
+
+    def _save(self, resources: ToolCallScope) -> _Saved:
+        # Build a lazily bound filesystem now: one first built inside the handler would
+        # miss the snapshot, and its writes would survive a failed call.
+        _ = resources.filesystem
+        tokens = [(resource, resource.snapshot()) for resource in resources.snapshotables()]
+        return self._session.snapshot(), tokens
+
+    def _restore(self, saved: _Saved) -> None:
+        snapshot, tokens = saved
+        for resource, token in reversed(tokens):
+            resource.restore(token)
+        self._session.restore(snapshot)
+
+    def _stop(
+        self, call: ToolCall, params: Any, error: Exception, started_at: datetime
+    ) -> PromptEvaluationError:
+        """Record a call the evaluation's limits stopped, and the error that stops it."""
+        message = f"Tool {call.name!r} was stopped: {error}"
+        self._record_failure(call, params, message, started_at)
+        return PromptEvaluationError(message)
+
+    def _record_failure(
+        self, call: ToolCall, params: Any, message: str, started_at: datetime
+    ) -> ToolResult[Any]:
+        return self._record(call, params, ToolResult.error(message), "", started_at)
+
+    def _record(
+        self,
+        call: ToolCall,
+        params: Any,
+        result: ToolResult[Any],
+        rendered_output: str,
+        started_at: datetime,
+    ) -> ToolResult[Any]:
+        event = ToolInvoked(
+            self._prompt.name,
+            call.name,
+            call.call_id,
+            params,
+            call.arguments,
+            result,
+            rendered_output,
+            started_at,
+            self._clock(),
+        )
+        self._session.dispatch(event)
+        return result
+
+
+def _plan_of(binding: ToolBinding) -> _Plan:
+    tool = binding.tool
+    # A policy attached at several levels is asked once.
+    unique = tuple({id(policy): policy for policy in binding.policies}.values())
+    for policy in unique:
+        if not isinstance(policy, ToolPolicy):
+            raise PromptValidationError(
+                f"tool {tool.name!r} (section {binding.section_path}): {policy!r} is not a "
+                "ToolPolicy (it needs name, check(tool, params, *, context) and "
+                "on_result(tool, params, result, *, context))"
+            )
+    return _Plan(tool, tool.params_contract.parse, unique)
+
+
+def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
+    return f"Tool {tool.name!r} raised {_describe(error)}"
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _render_failure(result: ToolResult[Any]) -> str:
+    """The text of a failed result's error payload; a broken ``render()`` gives ``""``."""
+    try:
+        return result.render()
+    except Exception:  # the failure itself is what the model must see
+        logger.info("rendering a failed result's value raised", exc_info=True)
+        return ""

@@ -1,0 +1,327 @@
+"""``Session``: typed slices of immutable state, changed only by dispatched events.
+
+Each slice holds the values of one type in a ``SliceValues`` (a persistent
+sequence). The session keeps all slices in two immutable maps, ``STATE`` and
+``LOG``; an update builds new maps that share every untouched slice. So a
+snapshot is the current pair of maps (O(1)) and a restore swaps them back.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+from uuid import uuid4
+
+from pydantic import BaseModel
+
+from wink.errors import WinkError
+from wink.runtime._vector import SliceValues
+from wink.runtime.events import ToolInvoked
+from wink.runtime.snapshot import Snapshot
+
+__all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+Reducer = Callable[[SliceValues[T], E], Iterable[T]]
+"""A pure function from a slice's values and an event to the slice's new values."""
+
+_Route = tuple[type[Any], Reducer[Any, Any]]
+_NOTHING: SliceValues[Any] = SliceValues()
+
+
+class SliceKind(enum.Enum):
+    """Whether a slice is rolled back by a restore."""
+
+    STATE = "state"
+    """Working state: a restore puts back the snapshot's values."""
+    LOG = "log"
+    """History (such as ``ToolInvoked``): a restore keeps it."""
+
+
+_STATE = SliceKind.STATE
+_LOG = SliceKind.LOG  # module constants: enum attribute lookups are slow on the hot path
+
+
+class Session:
+    """Typed slices of state, updated by events through pure reducers; thread-safe.
+
+    ``session[Plan].latest()`` reads a slice; ``session.dispatch(event)`` routes an
+    event to the reducers registered for its type, or appends it to the slice of its
+    own type when none is. A successful ``ToolInvoked`` whose value is a dataclass or
+    a pydantic model also dispatches that value. Each dispatch is atomic: if a reducer
+    raises, no slice changes. Restores act on the whole session, so tool calls running
+    concurrently on one session share each other's rollbacks.
+    """
+
+    __slots__ = ("_applying", "_current", "_kinds", "_lock", "_routes", "session_id")
+
+    def __init__(self, *, session_id: str | None = None) -> None:
+        """An empty session; ``ToolInvoked`` is declared a ``LOG`` slice."""
+        self.session_id = session_id or uuid4().hex
+        """Identifies the session in logs."""
+        self._lock = threading.RLock()
+        self._current = Snapshot()
+        self._kinds: dict[type[Any], SliceKind] = {ToolInvoked: _LOG}
+        self._routes: dict[type[Any], tuple[_Route, ...]] = {}
+        self._applying = False
+
+    def __getitem__(self, slice_type: type[T]) -> SliceAccessor[T]:
+        """The slice of ``slice_type``: query it, register reducers for it."""
+        return SliceAccessor(self, slice_type)
+
+    def dispatch(self, event: object) -> None:
+        """Apply ``event`` to the slices it routes to, all or nothing."""
+        with self._lock:
+            self._enter("dispatch")
+            try:
+                changes: dict[type[Any], SliceValues[Any]] = {}
+                self._route(event, changes)
+                if isinstance(event, ToolInvoked) and event.result.success:
+                    value = event.result.value
+                    if _is_record(value):
+                        self._route(value, changes)
+                self._commit(changes)
+            finally:
+                self._applying = False
+
+    def snapshot(self) -> Snapshot:
+        """The current slices; O(1), and unaffected by later updates."""
+        return self._current
+
+    def restore(self, snapshot: Snapshot, *, keep_log: bool = True) -> None:
+        """Put back the ``STATE`` slices of ``snapshot`` (and its ``LOG`` slices too
+        unless ``keep_log``); O(1)."""
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
+        with self._lock:
+            self._enter("restore")
+            try:
+                log = self._current.log if keep_log else snapshot.log
+                self._current = Snapshot(snapshot.state, log)
+            finally:
+                self._applying = False
+
+    def reset(self) -> None:
+        """Empty every slice; reducers and slice kinds stay registered."""
+        with self._lock:
+            self._enter("reset")
+            try:
+                self._current = Snapshot()
+            finally:
+                self._applying = False
+
+    def __repr__(self) -> str:
+        current = self._current
+        return (
+            f"Session(session_id={self.session_id!r}, state_slices={len(current.state)}, "
+            f"log_slices={len(current.log)})"
+        )
+
+    # What ``SliceAccessor`` builds on.
+
+    def _values(self, slice_type: type[Any]) -> SliceValues[Any]:
+        current = self._current
+        slices = current.log if self._kinds.get(slice_type) is _LOG else current.state
+        return slices.get(slice_type, _NOTHING)
+
+    def _kind(self, slice_type: type[Any]) -> SliceKind:
+        return self._kinds.get(slice_type, _STATE)
+
+    def _declare(self, slice_type: type[Any], kind: SliceKind) -> None:
+        with self._lock:
+            self._enter("declare")
+            try:
+                values = self._values(slice_type)
+                self._drop(slice_type)
+                self._kinds[slice_type] = kind
+                if values:
+                    self._commit({slice_type: values})
+            finally:
+                self._applying = False
+
+    def _register(
+        self, slice_type: type[Any], event_type: type[Any], reducer: Reducer[Any, Any]
+    ) -> None:
+        with self._lock:
+            routes = self._routes.get(event_type, ())
+            kept = tuple(route for route in routes if route[0] is not slice_type)
+            self._routes[event_type] = (*kept, (slice_type, reducer))
+
+    def _update(
+        self, slice_type: type[Any], transform: Callable[[SliceValues[Any]], Iterable[Any]]
+    ) -> None:
+        with self._lock:
+            self._enter("update")
+            try:
+                current = self._values(slice_type)
+                produced = transform(current)
+                if produced is not current:
+                    self._commit({slice_type: _as_values(produced, transform, slice_type)})
+            finally:
+                self._applying = False
+
+    # Internals.
+
+    def _enter(self, operation: str) -> None:
+        if self._applying:
+            raise WinkError(
+                f"session.{operation}() was called while a reducer was running; "
+                "reducers must be pure functions of (values, event)"
+            )
+        self._applying = True
+
+    def _route(self, event: object, changes: dict[type[Any], SliceValues[Any]]) -> None:
+        event_type = type(event)
+        routes = self._routes.get(event_type)
+        if routes is None:
+            changes[event_type] = self._pending(event_type, changes).append(event)
+            return
+        for slice_type, reducer in routes:
+            current = self._pending(slice_type, changes)
+            try:
+                produced = reducer(current, event)
+            except Exception as error:
+                error.add_note(
+                    f"while reducing {event_type.__qualname__} into the "
+                    f"{slice_type.__qualname__} slice with {_name(reducer)}"
+                )
+                raise
+            if produced is not current:
+                changes[slice_type] = _as_values(produced, reducer, slice_type)
+
+    def _pending(
+        self, slice_type: type[Any], changes: dict[type[Any], SliceValues[Any]]
+    ) -> SliceValues[Any]:
+        if slice_type in changes:
+            return changes[slice_type]
+        return self._values(slice_type)
+
+    def _commit(self, changes: dict[type[Any], SliceValues[Any]]) -> None:
+        if not changes:
+            return
+        current = self._current
+        state: dict[type[Any], SliceValues[Any]] | None = None
+        log: dict[type[Any], SliceValues[Any]] | None = None
+        for slice_type, values in changes.items():
+            if self._kinds.get(slice_type) is _LOG:
+                if log is None:
+                    log = current.log.copy()
+                log[slice_type] = values
+            else:
+                if state is None:
+                    state = current.state.copy()
+                state[slice_type] = values
+        self._current = Snapshot(
+            current.state if state is None else MappingProxyType(state),
+            current.log if log is None else MappingProxyType(log),
+        )
+
+    def _drop(self, slice_type: type[Any]) -> None:
+        current = self._current
+        state = {key: value for key, value in current.state.items() if key is not slice_type}
+        log = {key: value for key, value in current.log.items() if key is not slice_type}
+        self._current = Snapshot(MappingProxyType(state), MappingProxyType(log))
+
+
+class SliceAccessor(Generic[T]):
+    """One slice of a session: ``session[Plan]``."""
+
+    __slots__ = ("_session", "_type")
+
+    def __init__(self, session: Session, slice_type: type[T]) -> None:
+        """The slice of ``slice_type`` in ``session``; prefer ``session[slice_type]``."""
+        self._session = session
+        self._type = slice_type
+
+    @property
+    def kind(self) -> SliceKind:
+        """``STATE`` (the default) or ``LOG``."""
+        return self._session._kind(self._type)
+
+    def values(self) -> SliceValues[T]:
+        """The values as an immutable sequence; O(1)."""
+        return self._session._values(self._type)
+
+    def all(self) -> tuple[T, ...]:
+        """Every value, oldest first."""
+        return tuple(self.values())
+
+    def latest(self) -> T | None:
+        """The most recent value, or ``None``."""
+        return self.values().latest()
+
+    def where(self, predicate: Callable[[T], bool]) -> tuple[T, ...]:
+        """The values for which ``predicate`` holds, oldest first."""
+        return tuple(value for value in self.values() if predicate(value))
+
+    def __len__(self) -> int:
+        return len(self.values())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.values())
+
+    def declare(self, kind: SliceKind) -> None:
+        """Make this slice ``STATE`` or ``LOG``; its values move with it."""
+        if not isinstance(kind, SliceKind):
+            raise TypeError(f"declare() takes a SliceKind, got {kind!r}")
+        self._session._declare(self._type, kind)
+
+    def register(self, event_type: type[E], reducer: Reducer[T, E]) -> None:
+        """Route events of ``event_type`` into this slice through ``reducer``.
+
+        Once an event type has a reducer it is no longer appended to its own slice
+        (register one for that slice too if you want both). Registering again for
+        the same event type replaces this slice's reducer.
+        """
+        if not isinstance(event_type, type) or not callable(reducer):
+            raise TypeError(
+                f"register() takes an event type and a reducer, got {event_type!r}, {reducer!r}"
+            )
+        self._session._register(self._type, event_type, reducer)
+
+    def update(self, transform: Callable[[SliceValues[T]], Iterable[T]]) -> None:
+        """Replace the values by ``transform(values)``, atomically."""
+        self._session._update(self._type, transform)
+
+    def seed(self, values: Iterable[T]) -> None:
+        """Replace the values, bypassing reducers."""
+        seeded = SliceValues(values)
+        self._session._update(self._type, lambda _: seeded)
+
+    def clear(self, predicate: Callable[[T], bool] | None = None) -> None:
+        """Remove every value, or those for which ``predicate`` holds."""
+        if predicate is None:
+            self.seed(())
+        else:
+            self.update(lambda values: [value for value in values if not predicate(value)])
+
+    def __repr__(self) -> str:
+        return f"SliceAccessor({self._type.__qualname__}, {self.kind.name}, {len(self)} values)"
+
+
+def _is_record(value: object) -> bool:
+    """Whether a tool result value is kept in the slice of its type."""
+    return (
+        hasattr(type(value), "__dataclass_fields__") and not isinstance(value, type)
+    ) or isinstance(value, BaseModel)
+
+
+def _as_values(produced: object, source: object, slice_type: type[Any]) -> SliceValues[Any]:
+    if isinstance(produced, SliceValues):
+        return produced
+    if isinstance(produced, Iterable) and not isinstance(produced, str | bytes | dict):
+        return SliceValues(produced)
+    raise TypeError(
+        f"{_name(source)} returned {type(produced).__qualname__} for the "
+        f"{slice_type.__qualname__} slice; a reducer returns the slice's new values "
+        "(a tuple, or values.append(...))"
+    )
+
+
+def _name(function: object) -> str:
+    return getattr(function, "__qualname__", None) or repr(function)
