@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test install lint typecheck unit bench schemas fuzz clean
 
 demo: $(STAMP)
-	$(PY) examples/lookup_entity.py
+	$(PY) examples/notes_agent.py
 
 test: $(STAMP) lint typecheck unit
 
