@@ -178,7 +178,9 @@ def test_export_of_a_spec_the_dialect_cannot_express_is_one_line_error(
 
 def test_schemas_without_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schemas"]) == 2
-    assert capsys.readouterr().err == "wink: wink schemas needs a command: export or check\n"
+    assert capsys.readouterr().err == (
+        "wink: schemas needs a command: export or check (see wink schemas --help)\n"
+    )
 
 
 def test_check_passes_on_freshly_exported_files(capsys: pytest.CaptureFixture[str]) -> None:

@@ -180,7 +180,9 @@ class SchemasCommand(Command):
         """Run the chosen subcommand."""
         chosen = get_subcommand(self, is_required=False)
         if not isinstance(chosen, Command):
-            raise CliError("wink schemas needs a command: export or check", EXIT_USAGE)
+            raise CliError(
+                "schemas needs a command: export or check (see wink schemas --help)", EXIT_USAGE
+            )
         return chosen.run(settings)
 
 
@@ -201,11 +203,7 @@ class ValidateCommand(Command):
         total = ValidationTally()
         for name in self.calls:
             with _lines(name) as lines:
-                tally = validate_lines(lines, name, checker, _report)
-            total.calls += tally.calls
-            total.invalid += tally.invalid
-            total.unknown += tally.unknown
-            total.malformed += tally.malformed
+                total.add(validate_lines(lines, name, checker, _report))
         print(total.summary(len(self.calls)))
         if total.calls == 0 and not total.failed:
             _report("warning: no tool calls found")

@@ -34,6 +34,13 @@ class ValidationTally:
     unknown: int = 0
     malformed: int = 0
 
+    def add(self, other: ValidationTally) -> None:
+        """Count ``other``'s findings in this tally too."""
+        self.calls += other.calls
+        self.invalid += other.invalid
+        self.unknown += other.unknown
+        self.malformed += other.malformed
+
     @property
     def failed(self) -> bool:
         """Whether any call, name or line was bad."""
