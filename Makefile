@@ -30,6 +30,9 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+schemas: $(STAMP)
+	$(VENV)/bin/wink schemas export --out schemas
+
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(VENV)/bin/pytest tests
 

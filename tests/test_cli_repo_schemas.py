@@ -11,7 +11,8 @@ from wink.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 # The same command as `make schemas`, with `check` in place of `export`.
-CHECK = ["schemas", "check", "examples/lookup_entity.py:template", "--wire", "--dir", "schemas"]
+EXAMPLES = ["examples/lookup_entity.py:template", "examples/notes_agent.py:template"]
+CHECK = ["schemas", "check", *EXAMPLES, "--wire", "--dir", "schemas"]
 
 
 def test_committed_schemas_match_the_examples_and_wire_types(
