@@ -1,0 +1,50 @@
+"""The README's code and commands stay true."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_opens_with_the_demo_and_test_commands() -> None:
+    first_block = re.findall(r"```sh\n(.*?)```", README, re.S)[0]
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines()]
+    assert commands == ["make demo", "make test"]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_tool_example_runs_and_prints_the_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = re.findall(r"```python\n(.*?)```", README, re.S)[0]
+    script = tmp_path / "readme_example.py"
+    script.write_text(source)
+    runpy.run_path(str(script), run_name="__main__")
+    out = capsys.readouterr().out
+    assert out.startswith("## Guidance\n\nUse tools.\n")
+    assert "'description': 'Global identifier to fetch'" in out
+
+
+def test_readme_cli_commands_name_targets_that_exist() -> None:
+    targets = set(re.findall(r"wink \w+(?: \w+)? (examples/\S+\.py):\w+", README))
+    assert targets == {"examples/notes_agent.py"}
+    assert all((ROOT / target).is_file() for target in targets)
+
+
+def test_make_knows_every_target_the_readme_names() -> None:
+    named = set(re.findall(r"make (\w+)", README))
+    dry_run = subprocess.run(
+        ["make", "-n", *sorted(named)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert named >= {"demo", "test", "install", "bench", "fuzz", "schemas"}
+    assert dry_run.returncode == 0, dry_run.stderr
