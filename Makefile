@@ -27,7 +27,14 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(VENV)/bin/pytest
 
-bench: $(STAMP)
+# The peers compared in bench_peers are installed only for the benchmarks.
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet -e '.[dev,providers,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks
 
 schemas: $(STAMP)

@@ -68,8 +68,13 @@ def tool_specs(source: ToolSource, *, form: Form = "json_schema") -> list[dict[s
 
 
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
-    """The function calls of a response (first candidate), a ``Content``, a list of parts,
-    a part or a ``FunctionCall`` (dicts, in camelCase or snake_case, or SDK objects)."""
+    """The function calls of a response (first candidate), a ``Content``, a list of parts
+    or of ``FunctionCall``s (the SDK's ``response.function_calls``), a part or a
+    ``FunctionCall`` (dicts, in camelCase or snake_case, or SDK objects).
+
+    A call without ``args`` gets ``{}``: no arguments, which a contract reads as an
+    empty object (``None`` would be rejected by every object contract).
+    """
     data = as_data(payload)
     if isinstance(data, Mapping) and "candidates" in data:
         candidates = data["candidates"] or []
@@ -142,9 +147,15 @@ def _calls_from_parts(parts: list[Any], where: str) -> list[ToolCall]:
         if not isinstance(part, Mapping):
             raise ProviderPayloadError(f"{where}[{index}]: expected an object")
         function_call = field(part, "functionCall", "function_call")
+        here = f"{where}[{index}].functionCall" if where != "function call" else where
+        if function_call is None and "name" in part:
+            # A bare FunctionCall, as the SDK's ``response.function_calls`` lists them.
+            function_call, here = part, f"{where}[{index}]"
         if not isinstance(function_call, Mapping):
             continue
-        here = f"{where}[{index}].functionCall" if where != "function call" else where
         name = text_field(function_call, "name", here)
-        calls.append(ToolCall(name, function_call.get("args"), function_call.get("id")))
+        # A function declared without parameters is called without ``args``: no arguments.
+        arguments = function_call.get("args")
+        call_id = function_call.get("id")
+        calls.append(ToolCall(name, {} if arguments is None else arguments, call_id))
     return calls

@@ -50,7 +50,9 @@ def tool_specs(source: ToolSource) -> list[dict[str, Any]]:
 def parse_tool_call(request: Any) -> ToolCall:
     """The call in a ``tools/call`` JSON-RPC request or its ``params`` (dicts or SDK objects).
 
-    The JSON-RPC id, when present, becomes the call id.
+    The JSON-RPC id, when present, becomes the call id. ``arguments`` is optional in
+    MCP: a call without it gets ``{}`` (no arguments), not ``None``, which every object
+    contract would reject.
     """
     data = as_data(request)
     if not isinstance(data, Mapping):
@@ -65,7 +67,9 @@ def parse_tool_call(request: Any) -> ToolCall:
         raise ProviderPayloadError(f"params: expected an object, got {type(params).__name__}")
     name = text_field(params, "name", "params" if "params" in data else "request")
     arguments = params.get("arguments")
-    return ToolCall(name, arguments, None if call_id is None else str(call_id))
+    return ToolCall(
+        name, {} if arguments is None else arguments, None if call_id is None else str(call_id)
+    )
 
 
 def call_tool_result(result: ToolResult[Any], *, tool: Tool[Any, Any]) -> dict[str, Any]:
