@@ -3,7 +3,10 @@
 ``Endpoint`` stands in for an HTTP API: the SDK's own HTTP client sends to it
 through a mock transport, it records each request's JSON body and answers with
 the next queued reply. ``RecordingTransport`` connects an MCP client to an
-in-process server over JSON-RPC memory streams and records every message.
+in-process server over JSON-RPC memory streams and records every message; it
+wraps ``mcp.client._memory.InMemoryTransport``, the transport ``Client`` itself
+uses for an in-process server in legacy mode (the package does not export it, and
+wrapping it is the one way to see the messages).
 
 The SDKs are built on ``httpx2`` (Anthropic refuses an ``httpx`` client), so the
 mock transport is ``httpx2.MockTransport``.
@@ -33,12 +36,10 @@ class Endpoint:
 
     def __init__(self, *replies: dict[str, Any]) -> None:
         self.bodies: list[dict[str, Any]] = []
-        self.paths: list[str] = []
         self._replies: Iterator[dict[str, Any]] = iter(replies)
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         """Record the request and answer with the next reply (a 500 when none is left)."""
-        self.paths.append(request.url.path)
         self.bodies.append(json.loads(request.content))
         reply = next(self._replies, None)
         if reply is None:

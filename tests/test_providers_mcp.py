@@ -71,7 +71,7 @@ def test_a_tools_call_request_becomes_a_tool_call() -> None:
 
 
 def test_bare_params_become_a_tool_call_without_id() -> None:
-    assert mcp.parse_tool_call({"name": "no_params"}) == ToolCall("no_params", None, None)
+    assert mcp.parse_tool_call({"name": "no_params"}) == ToolCall("no_params", {}, None)
 
 
 def test_sdk_request_params_become_a_tool_call() -> None:

@@ -108,7 +108,7 @@ template = PromptTemplate(
 
 # The calls every mocked model makes: a strict-mode null for a defaulted field,
 # arguments of the wrong type, and a call the handler itself fails.
-MODEL_CALLS = [
+MODEL_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "e", "limit": None}),
     ("get_note", {"id": "one"}),
     ("get_note", {"id": 7}),
@@ -247,7 +247,10 @@ def chat_round() -> Round:
         messages=[
             question,
             completion.choices[0].message,
-            *(openai.tool_message(call, result) for call, result in zip(calls, results)),
+            *(
+                openai.tool_message(call, result)
+                for call, result in zip(calls, results, strict=True)
+            ),
         ],
         tools=openai.tool_specs(executor.rendered_prompt),
     )
@@ -375,7 +378,8 @@ def responses_round() -> Round:
     calls = openai.parse_tool_calls(response)
     results = execute(executor, calls)
     outputs = [
-        openai.tool_message(call, result, api="responses") for call, result in zip(calls, results)
+        openai.tool_message(call, result, api="responses")
+        for call, result in zip(calls, results, strict=True)
     ]
     client.responses.create(
         model="gpt-test", input=[question, *response.output, *outputs], tools=specs
@@ -464,7 +468,7 @@ def anthropic_round() -> Round:
         messages=[
             question,
             {"role": "assistant", "content": message.content},
-            anthropic.tool_results_message(zip(calls, results)),
+            anthropic.tool_results_message(zip(calls, results, strict=True)),
         ],
         tools=specs,
     )
@@ -611,7 +615,7 @@ def gemini_round() -> Round:
         contents=[
             question,
             response.candidates[0].content,
-            gemini.tool_results_message(zip(calls, results)),
+            gemini.tool_results_message(zip(calls, results, strict=True)),
         ],
         config=config,
     )
@@ -811,7 +815,7 @@ def test_mcp_tools_call_requests_parse_into_calls_with_ids(mcp_round: McpRound) 
     requests = mcp_round.requests("tools/call")
     assert [mcp.parse_tool_call(request) for request in requests] == [
         ToolCall(name, arguments, str(request["id"]))
-        for (name, arguments), request in zip(MODEL_CALLS, requests)
+        for (name, arguments), request in zip(MODEL_CALLS, requests, strict=True)
     ]
 
 
@@ -902,7 +906,7 @@ def corpus_server() -> Server[Any]:
 @pytest.fixture(scope="module")
 def corpus_returned() -> dict[str, Any]:
     session = mcp_session(corpus_server(), [(name, None) for name in CORPUS_RESULTS])
-    return dict(zip(CORPUS_RESULTS, session.returned))
+    return dict(zip(CORPUS_RESULTS, session.returned, strict=True))
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS_RESULTS))
