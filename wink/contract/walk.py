@@ -11,12 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["JsonSchema", "map_schema", "iter_schema_nodes"]
+__all__ = [
+    "ONE_SCHEMA",
+    "SCHEMA_LIST",
+    "SCHEMA_MAP",
+    "JsonSchema",
+    "iter_schema_nodes",
+    "map_nodes",
+    "map_schema",
+]
 
 JsonSchema = dict[str, Any]
 
-# Keywords whose value is one schema.
-_SCHEMA_KEYWORDS = frozenset(
+ONE_SCHEMA = frozenset(
     {
         "items",
         "additionalProperties",
@@ -31,12 +38,13 @@ _SCHEMA_KEYWORDS = frozenset(
         "additionalItems",
     }
 )
-# Keywords whose value is a list of schemas.
-_SCHEMA_LIST_KEYWORDS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
-# Keywords whose value maps names to schemas.
-_SCHEMA_MAP_KEYWORDS = frozenset(
+"""Keywords whose value is one schema."""
+SCHEMA_LIST = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
+"""Keywords whose value is a list of schemas."""
+SCHEMA_MAP = frozenset(
     {"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"}
 )
+"""Keywords whose value maps names to schemas (the names are data, never keywords)."""
 
 
 def map_schema(schema: JsonSchema, visit: Callable[[JsonSchema], JsonSchema]) -> JsonSchema:
@@ -45,35 +53,48 @@ def map_schema(schema: JsonSchema, visit: Callable[[JsonSchema], JsonSchema]) ->
     ``visit`` receives a fresh copy of the node whose sub-schemas were already
     rewritten, and returns the node to put in its place. The input is not changed.
     """
+    return map_nodes(schema, lambda node, _pointer: visit(node))
+
+
+def map_nodes(
+    schema: JsonSchema, visit: Callable[[JsonSchema, str], JsonSchema], pointer: str = "#"
+) -> JsonSchema:
+    """Like ``map_schema``, but ``visit`` also gets each node's JSON pointer.
+
+    Rewrites that report *where* a keyword was lost or a type cannot be expressed
+    use the pointer in their messages.
+    """
     node: JsonSchema = {}
     for key, value in schema.items():
-        if key in _SCHEMA_KEYWORDS and isinstance(value, dict):
-            node[key] = map_schema(value, visit)
-        elif key in _SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+        where = f"{pointer}/{key}"
+        if key in ONE_SCHEMA and isinstance(value, dict):
+            node[key] = map_nodes(value, visit, where)
+        elif key in SCHEMA_LIST and isinstance(value, list):
             node[key] = [
-                map_schema(item, visit) if isinstance(item, dict) else item for item in value
+                map_nodes(item, visit, f"{where}/{index}") if isinstance(item, dict) else item
+                for index, item in enumerate(value)
             ]
-        elif key in _SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+        elif key in SCHEMA_MAP and isinstance(value, dict):
             node[key] = {
-                name: map_schema(sub, visit) if isinstance(sub, dict) else sub
+                name: map_nodes(sub, visit, f"{where}/{name}") if isinstance(sub, dict) else sub
                 for name, sub in value.items()
             }
         else:
             node[key] = value
-    return visit(node)
+    return visit(node, pointer)
 
 
 def iter_schema_nodes(schema: JsonSchema, path: str = "#") -> list[tuple[str, JsonSchema]]:
     """List every schema node with its JSON pointer, parents before children."""
     found: list[tuple[str, JsonSchema]] = [(path, schema)]
     for key, value in schema.items():
-        if key in _SCHEMA_KEYWORDS and isinstance(value, dict):
+        if key in ONE_SCHEMA and isinstance(value, dict):
             found.extend(iter_schema_nodes(value, f"{path}/{key}"))
-        elif key in _SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+        elif key in SCHEMA_LIST and isinstance(value, list):
             for index, item in enumerate(value):
                 if isinstance(item, dict):
                     found.extend(iter_schema_nodes(item, f"{path}/{key}/{index}"))
-        elif key in _SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+        elif key in SCHEMA_MAP and isinstance(value, dict):
             for name, sub in value.items():
                 if isinstance(sub, dict):
                     found.extend(iter_schema_nodes(sub, f"{path}/{key}/{name}"))

@@ -3,10 +3,9 @@ for recursion), and check that a tool's arguments are a JSON object."""
 
 from __future__ import annotations
 
-from wink.contract.walk import JsonSchema
+from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
-from wink.providers._walk import ONE_SCHEMA, SCHEMA_LIST
 
 __all__ = ["inline_all_refs", "inline_root_ref", "object_root", "resolve_ref"]
 

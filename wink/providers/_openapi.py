@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wink.contract.walk import JsonSchema
+from wink.contract.walk import JsonSchema, map_nodes
 from wink.providers._describe import describe_moved
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import inline_all_refs
-from wink.providers._walk import map_nodes
 
 __all__ = ["openapi_schema"]
 

@@ -24,12 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wink.contract.walk import JsonSchema, iter_schema_nodes
+from wink.contract.walk import JsonSchema, iter_schema_nodes, map_nodes
 from wink.providers._describe import describe_moved
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
 from wink.providers._inline import object_root
-from wink.providers._walk import map_nodes
 
 __all__ = ["StrictRules", "StrictSchema", "accepts_null", "make_strict"]
 

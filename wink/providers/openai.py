@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from wink.contract.walk import JsonSchema, iter_schema_nodes
+from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
@@ -28,7 +28,6 @@ from wink.providers._payload import as_data, text_field
 from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, StrictSchema, make_strict
-from wink.providers._walk import ONE_SCHEMA, SCHEMA_LIST
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
