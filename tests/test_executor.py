@@ -683,3 +683,42 @@ def test_object_that_is_not_a_policy_is_rejected_when_the_executor_is_built() ->
     assert str(raised.value).startswith(
         "tool 'lookup_entity' (section tools): 'read_before_write' is not a ToolPolicy"
     )
+
+
+class Counter:
+    """A snapshotable resource that is not a filesystem."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def snapshot(self) -> object:
+        return self.value
+
+    def restore(self, snapshot: object) -> None:
+        assert isinstance(snapshot, int)
+        self.value = snapshot
+
+
+@dataclass
+class BumpParams:
+    fail: bool
+
+
+def bump(params: BumpParams, *, context: ToolContext) -> ToolResult[None]:
+    context.resources.get(Counter).value += 1
+    if params.fail:
+        raise RuntimeError("bumped, then failed")
+    return ToolResult(message="bumped")
+
+
+bump_tool = Tool[BumpParams, None](name="bump", description="Bump the counter.", handler=bump)
+
+
+def test_singleton_first_built_inside_a_failed_call_is_restored_to_its_fresh_state() -> None:
+    registry = ResourceRegistry.of(Binding(Counter, lambda resolver: Counter()))
+    executor, _ = make_executor([bump_tool], resources=registry)
+    assert not executor.execute(ToolCall("bump", '{"fail": true}')).success
+    assert registry.get(Counter).value == 0
+    assert executor.execute(ToolCall("bump", '{"fail": false}')).success
+    assert not executor.execute(ToolCall("bump", '{"fail": true}')).success
+    assert registry.get(Counter).value == 1

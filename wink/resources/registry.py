@@ -249,24 +249,29 @@ class ResourceRegistry:
             raise UnboundResourceError(self._unbound_message(key))
         with self._resolving(key):
             if binding.scope is Scope.SINGLETON:
-                return self._singleton(binding)
+                singleton, fresh = self._singleton(binding)
+                if fresh and scope is not None and isinstance(singleton, Snapshotable):
+                    scope._first_built(singleton)
+                return singleton
             if binding.scope is Scope.PROTOTYPE:
                 return self._prototype(binding, scope)
             if scope is None:
                 raise ResourceScopeError(self._outside_scope_message(key))
             return scope._tool_call_resource(binding)
 
-    def _singleton(self, binding: Binding[Any]) -> object:
+    def _singleton(self, binding: Binding[Any]) -> tuple[object, bool]:
+        """The singleton of ``binding``, and whether this call built it."""
         with self._lock:
             built = self._built.get(binding.resource_type, _MISSING)
-            if built is _MISSING:
-                # Built through the registry, never a scope: a singleton must not
-                # capture a tool-call resource that is closed when the call ends.
-                built, closer = _build(binding, self)
-                self._remember(binding.resource_type, built)
-                if closer is not None:
-                    self._closers.append(closer)
-            return built
+            if built is not _MISSING:
+                return built, False
+            # Built through the registry, never a scope: a singleton must not
+            # capture a tool-call resource that is closed when the call ends.
+            built, closer = _build(binding, self)
+            self._remember(binding.resource_type, built)
+            if closer is not None:
+                self._closers.append(closer)
+            return built, True
 
     def _prototype(self, binding: Binding[Any], scope: ToolCallScope | None) -> object:
         built, closer = _build(binding, scope or self)
@@ -308,7 +313,7 @@ class ToolCallScope:
     built for the call (TOOL_CALL and PROTOTYPE) is closed, latest first.
     """
 
-    __slots__ = ("_built", "_closed", "_closers", "_lock", "_registry", "_saved")
+    __slots__ = ("_built", "_closed", "_closers", "_fresh", "_lock", "_registry", "_saved")
 
     def __init__(self, registry: ResourceRegistry) -> None:
         """A scope over ``registry``; prefer ``registry.tool_call_scope()``."""
@@ -316,6 +321,7 @@ class ToolCallScope:
         self._lock = threading.RLock()  # a handler may hand the scope to its own threads
         self._built: dict[type[Any], object] = {}
         self._saved: list[Snapshotable] = []
+        self._fresh: list[tuple[Snapshotable, object]] = []
         self._closers: list[Callable[[], None]] = []
         self._closed = False
 
@@ -345,6 +351,15 @@ class ToolCallScope:
     def snapshotables(self) -> list[Snapshotable]:
         """The registry's snapshotables, then this call's built ones, in build order."""
         return [*self._registry.snapshotables(), *self._saved]
+
+    def built_during_call(self) -> list[tuple[Snapshotable, object]]:
+        """Snapshotable singletons first built during this call, each with its fresh state.
+
+        A snapshot taken before the handler ran cannot cover a singleton the handler
+        made the registry build; restoring these tokens undoes what the call did to it.
+        """
+        with self._lock:
+            return list(self._fresh)
 
     def close(self) -> None:
         """Close every resource built for this call, latest first."""
@@ -383,6 +398,10 @@ class ToolCallScope:
                 if closer is not None:
                     self._closers.append(closer)
             return built
+
+    def _first_built(self, resource: Snapshotable) -> None:
+        with self._lock:
+            self._fresh.append((resource, resource.snapshot()))
 
     def _adopt(self, closer: Callable[[], None]) -> None:
         with self._lock:

@@ -45,7 +45,7 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
-_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]]]
+_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], ToolCallScope]
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,14 +236,15 @@ class ToolExecutor:
         return None
 
     def _save(self, resources: ToolCallScope) -> _Saved:
-        # Build a lazily bound filesystem now: one first built inside the handler would
-        # miss the snapshot, and its writes would survive a failed call.
-        _ = resources.filesystem
         tokens = [(resource, resource.snapshot()) for resource in resources.snapshotables()]
-        return self._session.snapshot(), tokens
+        return self._session.snapshot(), tokens, resources
 
     def _restore(self, saved: _Saved) -> None:
-        snapshot, tokens = saved
+        snapshot, tokens, resources = saved
+        # Singletons the handler made the registry build were not in the snapshot:
+        # put them back to their state right after construction.
+        for resource, token in reversed(resources.built_during_call()):
+            resource.restore(token)
         for resource, token in reversed(tokens):
             resource.restore(token)
         self._session.restore(snapshot)
