@@ -135,7 +135,17 @@ class ResourceRegistry:
     Singleton construction is thread-safe: concurrent first ``get`` calls build once.
     """
 
-    __slots__ = ("_bindings", "_built", "_closers", "_filesystem_key", "_local", "_lock", "_saved")
+    __slots__ = (
+        "_bindings",
+        "_build_log",
+        "_build_marks",
+        "_built",
+        "_closers",
+        "_filesystem_key",
+        "_local",
+        "_lock",
+        "_saved",
+    )
 
     def __init__(self, bindings: Iterable[Binding[Any]] = ()) -> None:
         """A registry of ``bindings``; at most one per type."""
@@ -150,6 +160,12 @@ class ResourceRegistry:
         self._local = threading.local()
         self._built: dict[type[Any], object] = {}
         self._saved: list[Snapshotable] = []
+        # Snapshotables built while a mark is open, with their state right after
+        # construction: lets a failed call undo what it did to a resource that did
+        # not exist yet when its snapshot was taken. Kept only while marks are open,
+        # so no snapshot token (and no journal behind it) outlives the calls.
+        self._build_log: list[tuple[Snapshotable, object]] = []
+        self._build_marks = 0
         self._closers: list[Callable[[], None]] = []
         self._add_instances()
         self._filesystem_key = self._find_filesystem_key()
@@ -196,6 +212,24 @@ class ResourceRegistry:
     def tool_call_scope(self) -> ToolCallScope:
         """A scope for one tool call: ``with registry.tool_call_scope() as resources:``."""
         return ToolCallScope(self)
+
+    def open_build_mark(self) -> int:
+        """Start noting snapshotables built from now on; pair with ``close_build_mark``."""
+        with self._lock:
+            self._build_marks += 1
+            return len(self._build_log)
+
+    def built_since(self, mark: int) -> list[tuple[Snapshotable, object]]:
+        """Snapshotables built after ``mark``, each with its state right after construction."""
+        with self._lock:
+            return self._build_log[mark:]
+
+    def close_build_mark(self) -> None:
+        """End a mark; the log is dropped once no mark is open."""
+        with self._lock:
+            self._build_marks -= 1
+            if self._build_marks == 0:
+                self._build_log.clear()
 
     def snapshotables(self) -> list[Snapshotable]:
         """Built singletons (and instances) that are ``Snapshotable``, in build order."""
@@ -249,29 +283,24 @@ class ResourceRegistry:
             raise UnboundResourceError(self._unbound_message(key))
         with self._resolving(key):
             if binding.scope is Scope.SINGLETON:
-                singleton, fresh = self._singleton(binding)
-                if fresh and scope is not None and isinstance(singleton, Snapshotable):
-                    scope._first_built(singleton)
-                return singleton
+                return self._singleton(binding)
             if binding.scope is Scope.PROTOTYPE:
                 return self._prototype(binding, scope)
             if scope is None:
                 raise ResourceScopeError(self._outside_scope_message(key))
             return scope._tool_call_resource(binding)
 
-    def _singleton(self, binding: Binding[Any]) -> tuple[object, bool]:
-        """The singleton of ``binding``, and whether this call built it."""
+    def _singleton(self, binding: Binding[Any]) -> object:
         with self._lock:
             built = self._built.get(binding.resource_type, _MISSING)
-            if built is not _MISSING:
-                return built, False
-            # Built through the registry, never a scope: a singleton must not
-            # capture a tool-call resource that is closed when the call ends.
-            built, closer = _build(binding, self)
-            self._remember(binding.resource_type, built)
-            if closer is not None:
-                self._closers.append(closer)
-            return built, True
+            if built is _MISSING:
+                # Built through the registry, never a scope: a singleton must not
+                # capture a tool-call resource that is closed when the call ends.
+                built, closer = _build(binding, self)
+                self._remember(binding.resource_type, built)
+                if closer is not None:
+                    self._closers.append(closer)
+            return built
 
     def _prototype(self, binding: Binding[Any], scope: ToolCallScope | None) -> object:
         built, closer = _build(binding, scope or self)
@@ -287,6 +316,11 @@ class ResourceRegistry:
         self._built[key] = built
         if isinstance(built, Snapshotable):
             self._saved.append(built)
+            self._note_built(built)
+
+    def _note_built(self, built: Snapshotable) -> None:
+        if self._build_marks:
+            self._build_log.append((built, built.snapshot()))
 
     def _resolving(self, key: type[Any]) -> _Resolving:
         chain: list[type[Any]] | None = getattr(self._local, "chain", None)
@@ -313,7 +347,7 @@ class ToolCallScope:
     built for the call (TOOL_CALL and PROTOTYPE) is closed, latest first.
     """
 
-    __slots__ = ("_built", "_closed", "_closers", "_fresh", "_lock", "_registry", "_saved")
+    __slots__ = ("_built", "_closed", "_closers", "_lock", "_registry", "_saved")
 
     def __init__(self, registry: ResourceRegistry) -> None:
         """A scope over ``registry``; prefer ``registry.tool_call_scope()``."""
@@ -321,7 +355,6 @@ class ToolCallScope:
         self._lock = threading.RLock()  # a handler may hand the scope to its own threads
         self._built: dict[type[Any], object] = {}
         self._saved: list[Snapshotable] = []
-        self._fresh: list[tuple[Snapshotable, object]] = []
         self._closers: list[Callable[[], None]] = []
         self._closed = False
 
@@ -351,15 +384,6 @@ class ToolCallScope:
     def snapshotables(self) -> list[Snapshotable]:
         """The registry's snapshotables, then this call's built ones, in build order."""
         return [*self._registry.snapshotables(), *self._saved]
-
-    def built_during_call(self) -> list[tuple[Snapshotable, object]]:
-        """Snapshotable singletons first built during this call, each with its fresh state.
-
-        A snapshot taken before the handler ran cannot cover a singleton the handler
-        made the registry build; restoring these tokens undoes what the call did to it.
-        """
-        with self._lock:
-            return list(self._fresh)
 
     def close(self) -> None:
         """Close every resource built for this call, latest first."""
@@ -395,13 +419,11 @@ class ToolCallScope:
                 self._built[binding.resource_type] = built
                 if isinstance(built, Snapshotable):
                     self._saved.append(built)
+                    with self._registry._lock:
+                        self._registry._note_built(built)
                 if closer is not None:
                     self._closers.append(closer)
             return built
-
-    def _first_built(self, resource: Snapshotable) -> None:
-        with self._lock:
-            self._fresh.append((resource, resource.snapshot()))
 
     def _adopt(self, closer: Callable[[], None]) -> None:
         with self._lock:

@@ -1,4 +1,11 @@
-"""The runtime: sessions, events, deadlines, budgets and the tool executor."""
+"""The runtime: sessions, events, deadlines, budgets and the tool executor.
+
+Sessions and events sit below ``wink.policy``; the executor sits above it. The
+executor is therefore imported on first use, so that importing a session does
+not pull in the policies through this package.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from wink.runtime._vector import SliceValues
 from wink.runtime.budget import (
@@ -11,10 +18,12 @@ from wink.runtime.budget import (
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
 from wink.runtime.events import ToolInvoked
-from wink.runtime.executor import ToolExecutor
 from wink.runtime.reducers import append, replace_latest, upsert_by
 from wink.runtime.session import Reducer, Session, SliceAccessor, SliceKind
 from wink.runtime.snapshot import SNAPSHOT_VERSION, Snapshot, SnapshotError
+
+if TYPE_CHECKING:
+    from wink.runtime.executor import ToolExecutor
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -40,3 +49,11 @@ __all__ = [
     "upsert_by",
     "utc_now",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ToolExecutor":
+        from wink.runtime.executor import ToolExecutor
+
+        return ToolExecutor
+    raise AttributeError(f"module 'wink.runtime' has no attribute {name!r}")

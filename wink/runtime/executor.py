@@ -45,7 +45,7 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
-_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], ToolCallScope]
+_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,18 +127,27 @@ class ToolExecutor:
         except Exception as error:  # e.g. a decoded mapping holding values JSON cannot carry
             message = f"Invalid arguments for tool {call.name!r}: {_describe(error)}"
             return self._record_failure(call, None, message, started_at)
-        with self._prompt.resources.tool_call_scope() as resources:
-            context = ToolContext(
-                prompt=self._prompt,
-                rendered_prompt=self._rendered,
-                adapter=self._adapter,
-                session=self._session,
-                deadline=self._deadline,
-                budget_tracker=self._budget_tracker,
-                resources=resources,
-                heartbeat=self._heartbeat,
-            )
-            return self._run(plan, params, context, resources, call, started_at)
+        registry = self._prompt.resources
+        # Calls on one session run one at a time: a failed call restores the whole
+        # session, which must not undo a call that succeeded meanwhile.
+        with self._session.call_lock:
+            mark = registry.open_build_mark()
+            resources = registry.tool_call_scope()
+            try:
+                context = ToolContext(
+                    prompt=self._prompt,
+                    rendered_prompt=self._rendered,
+                    adapter=self._adapter,
+                    session=self._session,
+                    deadline=self._deadline,
+                    budget_tracker=self._budget_tracker,
+                    resources=resources,
+                    heartbeat=self._heartbeat,
+                )
+                return self._run(plan, params, context, resources, mark, call, started_at)
+            finally:
+                registry.close_build_mark()
+                _close_scope(resources, call.name)
 
     def _run(
         self,
@@ -146,6 +155,7 @@ class ToolExecutor:
         params: Any,
         context: ToolContext,
         resources: ToolCallScope,
+        mark: int,
         call: ToolCall,
         started_at: datetime,
     ) -> ToolResult[Any]:
@@ -154,11 +164,14 @@ class ToolExecutor:
         if handler is None:
             message = f"Tool {tool.name!r} has no handler; it cannot be called."
             return self._record_failure(call, params, message, started_at)
-        refusal = self._refusal(plan, params, context, call, started_at)
-        if refusal is not None:
-            return self._record_failure(call, params, refusal, started_at)
-        saved = self._save(resources)
+        # Saved before the policies run: a policy that changes state and then denies
+        # (or raises) leaves nothing behind either.
+        saved = self._save(resources, mark)
         try:
+            refusal = self._refusal(plan, params, context)
+            if refusal is not None:
+                self._restore(saved)
+                return self._record_failure(call, params, refusal, started_at)
             result = handler(params, context=context)
             failure = self._commit(plan, params, result, context, call, started_at)
         except (VisibilityExpansionRequired, PromptEvaluationError) as error:
@@ -209,16 +222,13 @@ class ToolExecutor:
             )
         return None
 
-    def _refusal(
-        self, plan: _Plan, params: Any, context: ToolContext, call: ToolCall, started_at: datetime
-    ) -> str | None:
+    def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
         """Why the call may not start (a denial), or ``None``; raises to stop the evaluation."""
         tool = plan.tool
         for policy in plan.policies:
             try:
                 decision = policy.check(tool, params, context=context)
-            except (VisibilityExpansionRequired, PromptEvaluationError) as error:
-                self._record_failure(call, params, _raised(tool, error), started_at)
+            except _PROPAGATED:
                 raise
             except Exception as error:
                 logger.info("policy %r failed on tool %r", policy.name, tool.name, exc_info=error)
@@ -226,24 +236,21 @@ class ToolExecutor:
                 return f"Policy {policy.name!r} failed on tool {tool.name!r}: {_describe(error)}"
             if not decision.allowed:
                 return decision.reason or f"Policy {policy.name!r} denied tool {tool.name!r}."
-        try:
-            if self._deadline is not None:
-                self._deadline.check(f"tool {tool.name!r} could start")
-            if self._budget_tracker is not None:
-                self._budget_tracker.check()
-        except (DeadlineExceededError, BudgetExceededError) as error:
-            raise self._stop(call, params, error, started_at) from error
+        if self._deadline is not None:
+            self._deadline.check(f"tool {tool.name!r} could start")
+        if self._budget_tracker is not None:
+            self._budget_tracker.check()
         return None
 
-    def _save(self, resources: ToolCallScope) -> _Saved:
+    def _save(self, resources: ToolCallScope, mark: int) -> _Saved:
         tokens = [(resource, resource.snapshot()) for resource in resources.snapshotables()]
-        return self._session.snapshot(), tokens, resources
+        return self._session.snapshot(), tokens, mark
 
     def _restore(self, saved: _Saved) -> None:
-        snapshot, tokens, resources = saved
-        # Singletons the handler made the registry build were not in the snapshot:
-        # put them back to their state right after construction.
-        for resource, token in reversed(resources.built_during_call()):
+        snapshot, tokens, mark = saved
+        # Resources first built after the snapshot go back to their state right
+        # after construction; the others to their snapshot.
+        for resource, token in reversed(self._prompt.resources.built_since(mark)):
             resource.restore(token)
         for resource, token in reversed(tokens):
             resource.restore(token)
@@ -281,8 +288,22 @@ class ToolExecutor:
             started_at,
             self._clock(),
         )
-        self._session.dispatch(event)
+        try:
+            self._session.dispatch(event)
+        except Exception:
+            if result.success:
+                raise  # the caller rolls the call back and records the failure
+            logger.warning("reducers failed on ToolInvoked for %r; kept unreduced", call.name)
+            self._session.append_event(event)
         return result
+
+
+def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
+    """Close the call's resources; a resource failing to close must not lose the result."""
+    try:
+        resources.close()
+    except Exception:
+        logger.warning("closing the resources of tool %r failed", tool_name, exc_info=True)
 
 
 def _plan_of(binding: ToolBinding) -> _Plan:

@@ -58,13 +58,14 @@ class Session:
     concurrently on one session share each other's rollbacks.
     """
 
-    __slots__ = ("_applying", "_current", "_kinds", "_lock", "_routes", "session_id")
+    __slots__ = ("_applying", "_call_lock", "_current", "_kinds", "_lock", "_routes", "session_id")
 
     def __init__(self, *, session_id: str | None = None) -> None:
         """An empty session; ``ToolInvoked`` is declared a ``LOG`` slice."""
         self.session_id = session_id or uuid4().hex
         """Identifies the session in logs."""
         self._lock = threading.RLock()
+        self._call_lock = threading.RLock()
         self._current = Snapshot()
         self._kinds: dict[type[Any], SliceKind] = {ToolInvoked: _LOG}
         self._routes: dict[type[Any], tuple[_Route, ...]] = {}
@@ -86,6 +87,28 @@ class Session:
                     if _is_record(value):
                         self._route(value, changes)
                 self._commit(changes)
+            finally:
+                self._applying = False
+
+    @property
+    def call_lock(self) -> threading.RLock:
+        """Held by an executor for a whole tool call, so calls on one session take turns.
+
+        Reentrant: a handler may run a nested tool call on the same session.
+        """
+        return self._call_lock
+
+    def append_event(self, event: object) -> None:
+        """Append ``event`` to the slice of its own type, running no reducer.
+
+        Keeps the record of an event whose reducers failed (the executor uses it so
+        that a failed call's ``ToolInvoked`` is never lost).
+        """
+        with self._lock:
+            self._enter("append_event")
+            try:
+                event_type = type(event)
+                self._commit({event_type: self._values(event_type).append(event)})
             finally:
                 self._applying = False
 
@@ -178,8 +201,12 @@ class Session:
     def _route(self, event: object, changes: dict[type[Any], SliceValues[Any]]) -> None:
         event_type = type(event)
         routes = self._routes.get(event_type)
-        if routes is None:
+        if routes is None or (
+            # ToolInvoked is kept in its own slice even when reducers route it elsewhere.
+            event_type is ToolInvoked and all(target is not ToolInvoked for target, _ in routes)
+        ):
             changes[event_type] = self._pending(event_type, changes).append(event)
+        if routes is None:
             return
         for slice_type, reducer in routes:
             current = self._pending(slice_type, changes)
