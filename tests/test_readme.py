@@ -41,6 +41,23 @@ def test_readme_cli_commands_name_targets_that_exist() -> None:
     assert all((ROOT / target).is_file() for target in targets)
 
 
+def test_readme_validate_command_reports_the_invalid_recorded_calls(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wink.cli import main
+
+    line = next(line for line in README.splitlines() if "wink validate" in line)
+    monkeypatch.chdir(ROOT)
+    assert main(line.split()[1:]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "examples/recorded_calls.jsonl:3: write_file: text: required field is missing",
+        "examples/recorded_calls.jsonl:3: write_file: txt: unknown field "
+        "(allowed: path, text, append)",
+        "examples/recorded_calls.jsonl:4: read_file: path: input should be a valid string (got 7)",
+    ]
+
+
 def test_make_knows_every_target_the_readme_names() -> None:
     named = set(re.findall(r"make (\w+)", README))
     dry_run = subprocess.run(
