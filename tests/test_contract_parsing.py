@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from enum import Enum, IntEnum
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -437,6 +438,84 @@ def test_a_contract_is_compiled_once_per_type() -> None:
     assert compile_contract(list[Inner]) is compile_contract(list[Inner])
 
 
+class Rank(IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Setting(Enum):
+    ONE = 1
+    NAMED = "named"
+
+
+@dataclass
+class Choices:
+    level: Literal[1, 2] = 1
+    rank: Rank = Rank.LOW
+    setting: Setting = Setting.ONE
+    flag: Literal[True] = True
+    either: Literal[True, 2] = 2
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ('{"level": true}', "input should be 1 or 2, not a boolean (got True)"),
+        ('{"rank": true}', "input should be 1 or 2, not a boolean (got True)"),
+        ('{"setting": true}', "input should be 1 or 'named', not a boolean (got True)"),
+        ('{"flag": 1}', "input should be True, not a number (got 1)"),
+        ('{"either": 1}', "input should be True or 2, not a number (got 1)"),
+    ],
+)
+def test_a_boolean_never_matches_a_number_in_literals_and_enums(payload: str, reason: str) -> None:
+    field_name = next(iter(json.loads(payload)))
+    assert problems(Choices, payload) == [(field_name, reason)]
+
+
+def test_literals_and_enums_still_take_their_own_values() -> None:
+    payload = '{"level": 2, "rank": 2.0, "setting": 1, "flag": true, "either": true}'
+    assert compile_contract(Choices).parse(payload) == Choices(
+        level=2, rank=Rank.HIGH, setting=Setting.ONE, flag=True, either=True
+    )
+
+
+@dataclass
+class Tags:
+    ids: set[int] = field(default_factory=set)
+    frozen: frozenset[str] = frozenset()
+    groups: set[tuple[int, ...]] = field(default_factory=set)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ('{"ids": [1, 2, 1]}', "set items should be unique: item 2 repeats item 0 (got [1, 2, 1])"),
+        ('{"ids": [3, 3.0]}', "set items should be unique: item 1 repeats item 0 (got [3, 3.0])"),
+        (
+            '{"frozen": ["a", "a"]}',
+            "set items should be unique: item 1 repeats item 0 (got ['a', 'a'])",
+        ),
+    ],
+)
+def test_a_repeated_set_item_is_refused_not_dropped(payload: str, reason: str) -> None:
+    field_name = next(iter(json.loads(payload)))
+    assert problems(Tags, payload) == [(field_name, reason)]
+
+
+def test_distinct_set_items_parse_into_a_set_and_a_frozenset() -> None:
+    parsed = compile_contract(Tags).parse(
+        '{"ids": [2, 1], "frozen": ["a"], "groups": [[1], [1, 2]]}'
+    )
+    assert parsed == Tags(ids={1, 2}, frozen=frozenset({"a"}), groups={(1,), (1, 2)})
+    assert (type(parsed.ids), type(parsed.frozen)) == (set, frozenset)
+
+
+def test_a_set_item_that_breaks_its_type_is_located_by_index() -> None:
+    assert problems(Tags, '{"ids": [1, "x"]}') == [
+        ("ids[1]", "input should be a valid integer (got 'x')")
+    ]
+
+
 # --- pydantic and jsonschema agree on what a payload is ---------------------------------
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=6)  # no lone surrogates
@@ -457,6 +536,8 @@ class Leaf:
     label: str | None = None
     mode: Literal["a", "b"] = "a"
     amount: int | float | str | None = None
+    level: Literal[1, 2] = 1
+    rank: Rank = Rank.LOW
 
 
 @dataclass
@@ -465,6 +546,7 @@ class Branch:
     leaves: list[Leaf] = field(default_factory=list)
     weights: dict[str, int] = field(default_factory=dict)
     pair: tuple[int, str] | None = None
+    ids: set[int] = field(default_factory=set)
 
 
 def _object(required: dict[str, Any], optional: dict[str, Any]) -> Any:
@@ -482,6 +564,8 @@ LEAVES = _object(
         "label": TEXT | JSON_VALUES,
         "mode": st.sampled_from(["a", "b", "c"]) | NOT_NULL,
         "amount": NUMBERS | JSON_VALUES,
+        "level": NUMBERS | st.booleans() | NOT_NULL,
+        "rank": NUMBERS | st.booleans() | NOT_NULL,
     },
 )
 BRANCHES = _object(
@@ -490,7 +574,25 @@ BRANCHES = _object(
         "leaves": st.lists(LEAVES, max_size=2) | NOT_NULL,
         "weights": st.dictionaries(TEXT, NUMBERS, max_size=2) | NOT_NULL,
         "pair": st.tuples(NUMBERS, TEXT).map(list) | JSON_VALUES,
+        "ids": st.lists(st.integers(0, 2) | st.sampled_from([1.0, True]), max_size=3) | NOT_NULL,
     },
+)
+
+
+@dataclass
+class Picks:
+    level: Literal[1, 2] = 1
+    rank: Rank = Rank.LOW
+    flag: Literal[True] = True
+    ids: set[int] = field(default_factory=set)
+
+
+# Values that Python equality confuses (True == 1 == 1.0) but JSON Schema keeps apart.
+LOOKALIKES = st.sampled_from([0, 1, 2, 1.0, 2.5, True, False, "1"])
+# One field per payload, so that each lookalike meets each field within a short run.
+PICKS = st.one_of(
+    *(st.fixed_dictionaries({name: LOOKALIKES}) for name in ("level", "rank", "flag")),
+    st.fixed_dictionaries({"ids": st.lists(LOOKALIKES, max_size=3)}),
 )
 
 
@@ -506,6 +608,12 @@ def _accepted_by_pydantic(contract_type: Any, payload: Any) -> bool:
 def test_pydantic_and_jsonschema_agree_on_flat_payloads(payload: dict[str, Any]) -> None:
     schema = compile_contract(Leaf).input_schema
     assert _accepted_by_pydantic(Leaf, payload) == schema_validator(schema).is_valid(payload)
+
+
+@given(PICKS)
+def test_pydantic_and_jsonschema_agree_on_literals_enums_and_sets(payload: dict[str, Any]) -> None:
+    schema = compile_contract(Picks).input_schema
+    assert _accepted_by_pydantic(Picks, payload) == schema_validator(schema).is_valid(payload)
 
 
 @given(BRANCHES)

@@ -270,6 +270,19 @@ def test_host_follows_symlinks_that_stay_inside_the_root(tmp_path: Path) -> None
     assert HostFilesystem(tmp_path).read("alias/a.txt") == "inside"
 
 
+def test_host_rooted_at_slash_reaches_files_by_absolute_and_relative_paths(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("hello")
+    filesystem = HostFilesystem("/")
+    relative = str(tmp_path.resolve() / "a.txt").removeprefix("/")
+    assert (filesystem.read(str(tmp_path / "a.txt")), filesystem.read(relative)) == (
+        "hello",
+        "hello",
+    )
+    assert filesystem.list(str(tmp_path)) == ["a.txt"]
+
+
 def test_host_root_must_be_an_existing_directory(tmp_path: Path) -> None:
     with pytest.raises(FilesystemError) as raised:
         HostFilesystem(tmp_path / "missing")
@@ -373,7 +386,10 @@ def test_host_snapshot_taken_after_a_restored_one_is_invalid(tmp_path: Path) -> 
     filesystem.restore(outer)
     with pytest.raises(FilesystemError) as raised:
         filesystem.restore(inner)
-    assert str(raised.value) == "snapshot is no longer valid: an earlier snapshot was restored"
+    assert str(raised.value) == (
+        f"snapshot of HostFilesystem {filesystem.root!r} is no longer valid: an earlier "
+        "snapshot was restored"
+    )
 
 
 def test_host_restore_is_correct_after_earlier_snapshots_were_released(tmp_path: Path) -> None:

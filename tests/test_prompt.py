@@ -173,6 +173,20 @@ def test_two_top_level_sections_with_the_same_key_are_rejected() -> None:
     assert str(raised.value) == "two top-level sections have key 'a'"
 
 
+def test_a_non_section_child_is_rejected_naming_its_parent_path() -> None:
+    inner = Section(title="Inner")
+    inner.children = ("notes",)  # type: ignore[assignment]  # wrong value under test
+    with pytest.raises(PromptValidationError) as raised:
+        template(Section(title="Root", children=[inner]))
+    assert str(raised.value) == "section root/inner: child 'notes' is not a Section"
+
+
+def test_a_non_section_at_the_top_level_is_rejected() -> None:
+    with pytest.raises(PromptValidationError) as raised:
+        template(Section(title="Root"), "notes")  # type: ignore[arg-type]  # wrong value under test
+    assert str(raised.value) == "top-level section 'notes' is not a Section"
+
+
 def test_a_template_needs_a_namespace_and_a_key() -> None:
     with pytest.raises(PromptValidationError) as raised:
         PromptTemplate(ns="", key="k")
@@ -322,6 +336,62 @@ def test_bind_rejects_two_params_of_one_type_and_classes() -> None:
     with pytest.raises(PromptValidationError) as raised:
         prompt.bind(User)
     assert str(raised.value) == f"bind() takes params instances, got {User!r}"
+
+
+@dataclass
+class Expert(User):
+    field_of_work: str = "maths"
+
+
+@dataclass
+class Novice(User):
+    pass
+
+
+def test_a_subclass_instance_fills_a_section_taking_its_base_params_type() -> None:
+    tree = template(MarkdownSection[User](title="Greeting", template="Hello $name."))
+    assert Prompt(tree).bind(Expert("Ada")).render().text == "## Greeting\n\nHello Ada."
+
+
+def test_params_of_the_exact_type_win_over_a_subclass_instance() -> None:
+    tree = template(
+        MarkdownSection[User](title="Greeting", template="Hello $name."),
+        MarkdownSection[Expert](title="Field", template="$name works on $field_of_work."),
+    )
+    rendered = Prompt(tree).bind(Expert("Ada", field_of_work="logic"), User("Bo")).render()
+    assert rendered.text == "## Greeting\n\nHello Bo.\n\n## Field\n\nAda works on logic."
+
+
+def test_two_subclass_instances_fitting_one_section_are_ambiguous() -> None:
+    prompt = Prompt(template(MarkdownSection[User](title="Greeting", template="Hello $name.")))
+    with pytest.raises(PromptValidationError) as raised:
+        prompt.bind(Expert("Ada")).bind(Novice("Bo"))
+    assert str(raised.value) == (
+        "bind(): params of types Expert and Novice could each fill sections taking User; "
+        "bind a User too, or only one of them"
+    )
+
+
+def test_params_that_no_section_takes_are_rejected_naming_the_types_sections_take() -> None:
+    prompt = Prompt(
+        template(
+            MarkdownSection[User](title="Greeting", template="Hello $name."),
+            MarkdownSection[Topic](title="Topic", template="About $subject."),
+        )
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        prompt.bind(Query("x"))
+    assert str(raised.value) == (
+        "bind() got params of type Query, which no section takes (sections take User, Topic)"
+    )
+
+
+def test_params_are_rejected_when_no_section_takes_any() -> None:
+    with pytest.raises(PromptValidationError) as raised:
+        Prompt(template(Section(title="Plain")), params=[User("Ada")])
+    assert str(raised.value) == (
+        "bind() got params of type User, which no section takes (no section takes params)"
+    )
 
 
 def test_bind_sets_resources_and_keeps_them_when_only_params_change() -> None:

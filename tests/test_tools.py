@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
@@ -338,6 +339,40 @@ def test_a_handler_with_another_signature_is_rejected_naming_the_problem(
     assert rejection(handler=handler) == (
         f"tool 'lookup_entity': handler {handler.__qualname__!r} {problem}; "
         "write def handler(params, *, context): ..."
+    )
+
+
+async def async_lookup(params: LookupParams, *, context: ToolContext) -> ToolResult[LookupResult]:
+    return ToolResult.error("unused")
+
+
+async def async_generator(params: LookupParams, *, context: ToolContext) -> Any:
+    yield ToolResult.error("unused")
+
+
+class AsyncCallableHandler:
+    async def __call__(
+        self, params: LookupParams, *, context: ToolContext
+    ) -> ToolResult[LookupResult]:
+        return ToolResult.error("unused")
+
+
+@pytest.mark.parametrize(
+    ("handler", "shown"),
+    [
+        (async_lookup, "async_lookup"),
+        (async_generator, "async_generator"),
+        (functools.partial(async_lookup), None),
+        (AsyncCallableHandler(), None),
+    ],
+    ids=["async-def", "async-generator", "partial", "async-callable"],
+)
+def test_an_async_handler_is_rejected_at_construction_naming_the_tool(
+    handler: Any, shown: str | None
+) -> None:
+    assert rejection(handler=handler) == (
+        f"tool 'lookup_entity': handler {shown or handler!r} is asynchronous; handlers must be "
+        "synchronous: write def handler(params, *, context): ..."
     )
 
 

@@ -5,7 +5,9 @@ when the model appears inside another type, so a config passed from outside
 never reaches nested models. We rebuild the validator from a rewritten copy of
 the core schema instead; the user's classes are not touched.
 
-The same walk rejects field types that cannot round-trip through JSON.
+The same walk rejects field types that cannot round-trip through JSON, and brings
+parsing in line with the JSON Schema where pydantic is looser: booleans are not
+numbers in literals and enumerations, and sets refuse repeated items.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic_core import PydanticCustomError
 from pydantic_core import core_schema as cs
 
 from wink.errors import PromptValidationError
@@ -82,6 +85,12 @@ def _rewrite(node: Any, where: _Where) -> Any:
         rewritten["choices"] = _union_choices(node["choices"], rewritten["choices"], where)
     if kind == "int":
         return _integral_floats_allowed(rewritten)
+    if kind == "literal":
+        return _json_kinds_kept_apart(rewritten, rewritten["expected"])
+    if kind == "enum":
+        return _json_kinds_kept_apart(rewritten, [member.value for member in node["members"]])
+    if kind in ("set", "frozenset"):
+        return _repeats_refused(rewritten, set if kind == "set" else frozenset)
     return rewritten
 
 
@@ -96,10 +105,84 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
             return int(value)
         return value
 
-    wrapper = dict(cs.no_info_before_validator_function(integral_float_to_int, node))
+    return _wrapped(cs.no_info_before_validator_function(integral_float_to_int, node), node)
+
+
+def _wrapped(wrapper: Any, node: dict[str, Any]) -> dict[str, Any]:
+    """``wrapper`` around ``node``, taking over its ref so references reach the wrapper."""
+    result: dict[str, Any] = dict(wrapper)
     if "ref" in node:
-        wrapper["ref"] = node.pop("ref")
-    return wrapper
+        result["ref"] = node.pop("ref")
+    return result
+
+
+def _json_kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return None
+
+
+def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[str, Any]:
+    """Match booleans only to booleans and numbers only to numbers, as JSON Schema's enum does.
+
+    pydantic compares literal and enumeration values with Python equality, where
+    ``True == 1 == 1.0``: ``true`` would become ``1`` (and ``1`` become ``True``).
+    """
+    typed = [(kind, value) for value in expected if (kind := _json_kind(value)) is not None]
+    if not typed:
+        return node  # no boolean or number to confuse: pydantic already refuses both
+    allowed = _one_of(expected)
+
+    def same_json_kind(value: Any) -> Any:
+        kind = _json_kind(value)
+        if kind is None or any(kind == k and value == v for k, v in typed):
+            return value
+        raise PydanticCustomError(
+            "literal_error",
+            "Input should be {expected}, not a {kind}",
+            {"expected": allowed, "kind": kind},
+        )
+
+    return _wrapped(cs.no_info_before_validator_function(same_json_kind, node), node)
+
+
+def _one_of(values: list[Any]) -> str:
+    shown = list(dict.fromkeys(repr(value) for value in values))  # enum aliases repeat values
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def _repeats_refused(
+    node: dict[str, Any], build: type[set[Any] | frozenset[Any]]
+) -> dict[str, Any]:
+    """Parse a set from an array whose items are distinct, as ``uniqueItems`` demands.
+
+    pydantic would silently drop repeated items; the caller would never know that
+    one of them was not taken. Items are compared after parsing.
+    """
+    as_list = {
+        key: node[key] for key in ("items_schema", "min_length", "max_length") if key in node
+    }
+
+    def distinct(items: list[Any]) -> Any:
+        first_index: dict[Any, int] = {}
+        for index, item in enumerate(items):
+            try:
+                earlier = first_index.setdefault(item, index)
+            except TypeError:
+                raise PydanticCustomError(
+                    "set_item_not_hashable", "Set item {index} is not hashable", {"index": index}
+                ) from None
+            if earlier != index:
+                raise PydanticCustomError(
+                    "set_repeated_item",
+                    "Set items should be unique: item {index} repeats item {earlier}",
+                    {"index": index, "earlier": earlier},
+                )
+        return build(items)
+
+    return _wrapped(cs.no_info_after_validator_function(distinct, cs.list_schema(**as_list)), node)
 
 
 def _class_names(schema: Any) -> dict[str, str]:

@@ -67,6 +67,9 @@ class PromptTemplate:
         self.sections = tuple(sections)
         self.policies = tuple(policies)
         self._nodes = _walk(self.sections)
+        self._params_types = tuple(
+            dict.fromkeys(node.params_type for node in self._nodes if node.params_type is not None)
+        )
         self._bindings = _bind_tools(self._nodes, self.policies)
         self.tools: tuple[Tool[Any, Any], ...] = tuple(b.tool for b in self._bindings.values())
         """Every tool of the tree in declaration order, enabled or not."""
@@ -76,6 +79,11 @@ class PromptTemplate:
     @property
     def nodes(self) -> tuple[_Node, ...]:
         return self._nodes
+
+    @property
+    def params_types(self) -> tuple[Any, ...]:
+        """The params types sections take (declared or inherited), in tree order."""
+        return self._params_types
 
     def binding(self, tool_name: str) -> ToolBinding:
         """Where ``tool_name`` sits and which policies govern it."""
@@ -89,29 +97,36 @@ def _walk(sections: Sequence[Section[Any]]) -> tuple[_Node, ...]:
     nodes: list[_Node] = []
 
     def visit(section: Section[Any], parent: tuple[str, ...], depth: int, inherited: Any) -> None:
-        if not isinstance(section, Section):
-            raise PromptValidationError(f"{section!r} is not a Section")
         path = (*parent, section.key)
         params_type = section.params if section.params is not None else inherited
         index = len(nodes)
         nodes.append(_Node(section, path, depth, params_type, end=-1))
-        seen: set[str] = set()
+        _check_children(section.children, path)
         for child in section.children:
-            if child.key in seen:
-                raise PromptValidationError(
-                    f"section {'/'.join(path)} has two children with key {child.key!r}"
-                )
-            seen.add(child.key)
             visit(child, path, depth + 1, params_type)
         nodes[index] = _Node(section, path, depth, params_type, end=len(nodes))
 
-    seen_roots: set[str] = set()
+    _check_children(sections, ())
     for section in sections:
-        if section.key in seen_roots:
-            raise PromptValidationError(f"two top-level sections have key {section.key!r}")
-        seen_roots.add(section.key)
         visit(section, (), 0, None)
     return tuple(nodes)
+
+
+def _check_children(children: Sequence[object], parent: tuple[str, ...]) -> None:
+    """Children of the section at ``parent`` (``()``: the top level) are Sections, keys distinct."""
+    seen: set[str] = set()
+    for child in children:
+        # Children are checked when a section is built, but ``children`` can be reassigned.
+        if not isinstance(child, Section):
+            where = f"section {'/'.join(parent)}: child" if parent else "top-level section"
+            raise PromptValidationError(f"{where} {child!r} is not a Section")
+        if child.key in seen:
+            raise PromptValidationError(
+                f"section {'/'.join(parent)} has two children with key {child.key!r}"
+                if parent
+                else f"two top-level sections have key {child.key!r}"
+            )
+        seen.add(child.key)
 
 
 def _bind_tools(nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]) -> dict[str, ToolBinding]:
@@ -192,7 +207,8 @@ class Prompt:
             raise PromptValidationError(f"Prompt needs a PromptTemplate, got {template!r}")
         self.template = template
         self.overrides = overrides or PromptOverrides()
-        self._params = _index_params(params)
+        self._params = _index_params(params, template.params_types)
+        self._section_params = _params_by_section_type(template.params_types, self._params)
         self._registry = _registry_of(resources)
         tools = _apply_overrides(template, self.overrides)
         # Everything about tools that does not depend on params is settled once here,
@@ -228,7 +244,8 @@ class Prompt:
     ) -> Prompt:
         """A prompt with ``params`` (and ``resources``) bound in addition to these."""
         bound = copy.copy(self)  # shares the settled tools; nothing here is mutated
-        bound._params = {**self._params, **_index_params(params)}
+        bound._params = {**self._params, **_index_params(params, self.template.params_types)}
+        bound._section_params = _params_by_section_type(self.template.params_types, bound._params)
         if resources is not None:
             bound._registry = _registry_of(resources)
         return bound
@@ -271,7 +288,7 @@ class Prompt:
         params_type = node.params_type
         if params_type is None:
             return None
-        bound = self._params.get(params_type)
+        bound = self._section_params.get(params_type)
         if bound is not None:
             return bound
         try:
@@ -290,15 +307,56 @@ def _rebind(binding: ToolBinding, tool: Tool[Any, Any]) -> ToolBinding:
     return ToolBinding(tool, binding.section_path, binding.policies)
 
 
-def _index_params(params: Sequence[Any]) -> dict[type[Any], Any]:
+def _index_params(params: Sequence[Any], taken: tuple[Any, ...]) -> dict[type[Any], Any]:
+    """Params instances by their type; each must fit a params type some section takes."""
     indexed: dict[type[Any], Any] = {}
     for value in params:
         if value is None or isinstance(value, type):
             raise PromptValidationError(f"bind() takes params instances, got {value!r}")
         if type(value) in indexed:
             raise PromptValidationError(f"bind() got two params of type {type(value).__qualname__}")
+        if not any(_fits(value, params_type) for params_type in taken):
+            sections_take = (
+                f"sections take {', '.join(_type_name(t) for t in taken)}"
+                if taken
+                else "no section takes params"
+            )
+            raise PromptValidationError(
+                f"bind() got params of type {type(value).__qualname__}, which no section "
+                f"takes ({sections_take})"
+            )
         indexed[type(value)] = value
     return indexed
+
+
+def _params_by_section_type(
+    taken: tuple[Any, ...], bound: Mapping[type[Any], Any]
+) -> dict[Any, Any]:
+    """The bound instance for each params type: of exactly that type, else of a subtype."""
+    chosen: dict[Any, Any] = {}
+    for params_type in taken:
+        if params_type in bound:
+            chosen[params_type] = bound[params_type]
+            continue
+        fitting = [value for value in bound.values() if _fits(value, params_type)]
+        if len(fitting) > 1:
+            names = " and ".join(type(value).__qualname__ for value in fitting)
+            raise PromptValidationError(
+                f"bind(): params of types {names} could each fill sections taking "
+                f"{_type_name(params_type)}; bind a {_type_name(params_type)} too, or only "
+                "one of them"
+            )
+        if fitting:
+            chosen[params_type] = fitting[0]
+    return chosen
+
+
+def _fits(value: Any, params_type: Any) -> bool:
+    return isinstance(params_type, type) and isinstance(value, params_type)
+
+
+def _type_name(params_type: Any) -> str:
+    return str(getattr(params_type, "__qualname__", params_type))
 
 
 def _apply_overrides(

@@ -393,7 +393,8 @@ class HostFilesystem:
     def _host_path(self, path: str) -> str:
         lexical = os.path.join(self._root, *self._mount.relative(path))
         resolved = os.path.realpath(lexical)
-        if resolved != self._root and not resolved.startswith(self._root + os.sep):
+        # Not a prefix test on ``root + os.sep``: for the root "/" that is "//".
+        if os.path.commonpath((self._root, resolved)) != self._root:
             raise FilesystemError(f"path {path!r} resolves outside the root through a symlink")
         return resolved
 
@@ -401,7 +402,10 @@ class HostFilesystem:
         for index, reference in enumerate(self._snapshots):
             if reference() is snapshot:
                 return index
-        raise FilesystemError("snapshot is no longer valid: an earlier snapshot was restored")
+        raise FilesystemError(
+            f"snapshot of HostFilesystem {self._root!r} is no longer valid: an earlier "
+            "snapshot was restored"
+        )
 
     def _forget_released_snapshots(self) -> None:
         # Hold the live tokens strongly while deciding, so none dies half-way.

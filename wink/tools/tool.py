@@ -171,6 +171,13 @@ def _check_description(owner: str, description: object) -> str:
 def _check_handler(name: str, handler: Callable[..., Any]) -> None:
     if not callable(handler):
         raise PromptValidationError(f"tool {name!r}: handler {handler!r} is not callable")
+    if _is_async(handler):
+        # Calling one would only create a coroutine: the failure would come at call time.
+        raise PromptValidationError(
+            f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} is "
+            "asynchronous; handlers must be synchronous: write def handler(params, *, "
+            "context): ..."
+        )
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError) as error:
@@ -201,6 +208,17 @@ def _check_handler(name: str, handler: Callable[..., Any]) -> None:
             f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} "
             f"{'; '.join(problems)}; write def handler(params, *, context): ..."
         )
+
+
+def _is_async(handler: Callable[..., Any]) -> bool:
+    """Whether calling ``handler`` returns a coroutine or an async generator."""
+    # A callable object is async through its class's ``__call__``; partials and bound
+    # methods are unwrapped by ``inspect`` itself.
+    candidates = (handler, type(handler).__call__)
+    return any(
+        inspect.iscoroutinefunction(candidate) or inspect.isasyncgenfunction(candidate)
+        for candidate in candidates
+    )
 
 
 def _is_instance(value: Any, tp: Any) -> bool:
