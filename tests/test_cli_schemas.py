@@ -96,19 +96,20 @@ def test_export_again_rewrites_nothing(tmp_path: Path, capsys: pytest.CaptureFix
     assert after == before
 
 
-def test_export_removes_files_it_wrote_before_and_keeps_others(
+def test_export_removes_stale_files_of_its_folders_and_keeps_the_users(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
     (tmp_path / "schemas" / "README.md").write_text("hand-written\n")
+    (tmp_path / "schemas" / "extra.json").write_text("{}\n")
     (tmp_path / "schemas" / "mcp" / "notes.json").write_text("{}\n")
     assert export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp") == (
-        "wrote 1 files to schemas (1 unchanged, 3 stale removed)\n"
+        "wrote 1 files to schemas (1 unchanged, 4 stale removed)\n"
     )
     assert files_under(tmp_path / "schemas") == [
         "README.md",
+        "extra.json",
         "index.json",
-        "mcp/notes.json",
         "mcp/search.json",
     ]
 
@@ -149,6 +150,44 @@ def test_export_directory_comes_from_settings(
     )
     assert export(capsys) == "wrote 3 files to specs (0 unchanged, 0 stale removed)\n"
     assert files_under(tmp_path / "specs") == ["index.json", "mcp/catalog.json", "mcp/search.json"]
+
+
+def test_schema_dir_from_settings_is_under_the_project_root_from_a_subfolder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.wink]\nschema_dir = "specs"\ntargets = ["{TOOLS}"]\ndialects = ["mcp"]\n'
+    )
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")
+    assert export(capsys) == "wrote 3 files to ../specs (0 unchanged, 0 stale removed)\n"
+    assert files_under(tmp_path / "specs") == ["index.json", "mcp/catalog.json", "mcp/search.json"]
+    assert main(["schemas", "check"]) == 0
+    assert capsys.readouterr().out == "../specs is up to date (3 files)\n"
+
+
+def test_a_recursive_tool_is_skipped_for_gemini_openapi_with_a_warning_and_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schemas", "export", f"{SHOP}:with_tree", "--out", "schemas"]) == 0
+    reason = (
+        "field children[] refers back to Folder (a recursive type), which cannot be inlined; "
+        "use form='json_schema', which keeps $ref"
+    )
+    assert capsys.readouterr().err == (
+        f"warning: gemini-openapi: skipped tool 'browse': {reason}\n"
+    )
+    browse = json.loads((tmp_path / "schemas" / "index.json").read_text())["tools"]["browse"]
+    assert browse["skipped"] == {"gemini-openapi": reason}
+    assert sorted(browse["files"]) == [
+        "anthropic",
+        "gemini",
+        "mcp",
+        "openai-chat",
+        "openai-responses",
+    ]
+    assert (tmp_path / "schemas" / "gemini-openapi" / "search.json").is_file()
+    assert main(["schemas", "check", f"{SHOP}:with_tree", "--dir", "schemas"]) == 0
 
 
 def test_export_to_a_file_path_is_one_line_error(
@@ -225,6 +264,34 @@ def test_check_reports_missing_and_extra_files(
         "extra: schemas/mcp/retired.json (on disk; no tool or dialect produces it)\n"
     )
     assert captured.err.startswith("wink: schemas is out of date (0 changed, 1 missing, 1 extra);")
+
+
+def test_check_leaves_json_files_outside_the_dialect_folders_to_the_user(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    (tmp_path / "schemas" / "openapi.json").write_text("{}\n")
+    (tmp_path / "schemas" / "fixtures").mkdir()
+    (tmp_path / "schemas" / "fixtures" / "call.json").write_text("{}\n")
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 0
+    assert capsys.readouterr().out == "schemas is up to date (5 files)\n"
+
+
+def test_exporting_again_clears_every_extra_file_check_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    (tmp_path / "schemas" / "mcp" / "retired.json").write_text("{}\n")
+    (tmp_path / "schemas" / "wire").mkdir()
+    (tmp_path / "schemas" / "wire" / "Old.json").write_text("{}\n")
+    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]
+    assert main(check) == 1
+    assert capsys.readouterr().out == (
+        "extra: schemas/mcp/retired.json (on disk; no tool or dialect produces it)\n"
+        "extra: schemas/wire/Old.json (on disk; no tool or dialect produces it)\n"
+    )
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    assert main(check) == 0
 
 
 def test_check_catches_a_changed_tool_contract(

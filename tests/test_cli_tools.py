@@ -188,6 +188,35 @@ def test_strict_with_gemini_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     )
 
 
+def test_strict_auto_with_anthropic_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", TOOLS, "--provider", "anthropic", "--strict", "auto"]) == 2
+    assert capsys.readouterr().err == (
+        "wink: --strict auto applies to --provider openai; anthropic takes true or false\n"
+    )
+
+
+def test_help_shows_the_plain_defaults_of_api_and_form(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--api {chat,responses} openai API shape (default: chat)" in help_text
+    assert "--form {json_schema,openapi} gemini schema form (default: json_schema)" in help_text
+
+
+def test_settings_are_found_from_a_subfolder_with_paths_from_the_project_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "project_tools.py").write_text("from shop import search\ntools = [search]\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.wink]\nprovider = "mcp"\ntargets = ["project_tools.py:tools"]\n'
+    )
+    monkeypatch.syspath_prepend(str(SHOP.parent))
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "deep" / "er")
+    specs = printed_specs(["tools"], capsys)
+    assert [spec["name"] for spec in specs] == ["search"]
+    assert "inputSchema" in specs[0]
+
+
 def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", TOOLS, "--pretty"]) == 2
     assert capsys.readouterr().err == "wink: unrecognized arguments: --pretty\n"

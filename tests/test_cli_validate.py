@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +99,48 @@ def test_null_for_a_field_with_a_default_is_accepted_as_strict_tools_send_it(
     assert capsys.readouterr().err == ""
 
 
+NESTED = """
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from wink import Tool
+
+
+class Inner(BaseModel):
+    a: int = 5
+
+
+class Outer(BaseModel):
+    inner: Inner
+    maybe: Inner | None = None
+
+
+@dataclass
+class Route:
+    via: list[str] = field(default_factory=lambda: ["road"])
+
+
+tools = [
+    Tool[Outer, None](name="outer", description="Nested."),
+    Tool[Route, None](name="route", description="Route."),
+]
+"""
+
+
+def test_null_for_a_default_inside_a_nullable_model_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "nested.py").write_text(NESTED, encoding="utf-8")
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "outer", "arguments": {"inner": {"a": None}, "maybe": {"a": None}}},
+        {"name": "route", "arguments": {"via": None}},
+    )
+    assert main(["validate", f"{tmp_path / 'nested.py'}:tools", calls]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_null_for_a_required_field_is_still_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +208,29 @@ def test_object_of_no_known_shape_is_malformed(
         f"{calls}:1: malformed line: expected a tool call ({{name, arguments}}), an OpenAI, "
         "Anthropic or Gemini message, or a request/response body; got keys ['tool']\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("document", "reason"),
+    [
+        ({"choices": [5]}, "choices[0]: expected an object, got a number"),
+        ({"choices": [{"message": "hi"}]}, "choices[0].message: expected an object, got a string"),
+        ({"candidates": [5]}, "candidates[0]: expected an object, got a number"),
+        (
+            {"candidates": [{"content": "x"}]},
+            "candidates[0].content: expected an object, got a string",
+        ),
+    ],
+)
+def test_a_provider_payload_of_the_wrong_shape_is_malformed_and_the_rest_still_checked(
+    document: dict[str, Any], reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", document, {"name": "search", "arguments": {}})
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: malformed line: {reason}",
+        f"{calls}:2: search: query: required field is missing",
+    ]
 
 
 def test_invalid_utf8_line_is_malformed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -368,6 +436,48 @@ def test_missing_calls_file_is_one_line_error(
 ) -> None:
     assert main(["validate", TOOLS, "nowhere.jsonl"]) == 1
     assert capsys.readouterr().err == "wink: calls file 'nowhere.jsonl' does not exist\n"
+
+
+def test_a_directory_is_not_a_calls_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "logs").mkdir()
+    assert main(["validate", TOOLS, "logs"]) == 1
+    assert capsys.readouterr().err == "wink: calls file 'logs' is a directory\n"
+
+
+def test_calls_are_read_from_a_named_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = tmp_path / "calls.pipe"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with open(pipe, "wb") as writer:
+            writer.write(b'{"name": "search", "arguments": {"query": "tea"}}\n')
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        assert main(["validate", TOOLS, str(pipe)]) == 0
+    finally:
+        # Had the pipe not been read, the writer would wait for a reader forever.
+        os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))
+        feeder.join()
+    assert capsys.readouterr().out.startswith("checked 1 tool calls in 1 file: 0 invalid,")
+
+
+def test_an_unreadable_calls_file_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", {"name": "search"})
+    os.chmod(calls, 0)
+    if os.access(calls, os.R_OK):
+        pytest.skip("this user reads files whatever their mode (root)")
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"wink: cannot read calls file {calls!r}: Permission denied\n"
+    )
 
 
 def test_validate_needs_a_calls_file(capsys: pytest.CaptureFixture[str]) -> None:

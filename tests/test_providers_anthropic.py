@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from provider_corpus import CORPUS
@@ -71,6 +71,24 @@ def test_strict_adds_the_flag_and_keeps_optional_fields_optional() -> None:
             "tags": {"default": [], "items": {"type": "string"}, "type": "array"},
         },
         "required": ["query"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+class Mode(BaseModel):
+    mode: Literal["fast"] = "fast"
+    level: int = 1
+
+
+def test_strict_requires_a_one_value_field_whose_default_is_that_value() -> None:
+    tool = Tool[Mode, None](name="mode", description="Pick a mode.")
+    assert input_schema(tool, strict=True) == {
+        "properties": {
+            "mode": {"const": "fast", "default": "fast", "type": "string"},
+            "level": {"default": 1, "type": "integer"},
+        },
+        "required": ["mode"],
         "type": "object",
         "additionalProperties": False,
     }
@@ -207,6 +225,12 @@ def test_tool_use_blocks_are_read_from_an_sdk_message() -> None:
 
 def test_a_text_only_message_has_no_tool_calls() -> None:
     assert anthropic.parse_tool_calls({"role": "assistant", "content": "Done."}) == []
+
+
+def test_content_that_is_neither_text_nor_blocks_is_reported() -> None:
+    with pytest.raises(ProviderPayloadError) as raised:
+        anthropic.parse_tool_calls({"role": "assistant", "content": 5})
+    assert str(raised.value) == "content: expected a list, got a number"
 
 
 def test_a_tool_use_block_without_id_is_reported_with_its_place() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from provider_corpus import CORPUS, Empty
@@ -115,6 +115,29 @@ def test_openapi_form_keeps_integer_enums_typed_and_describes_the_choices() -> N
         "type": "INTEGER",
         "description": 'JSON Schema: {"enum": [1, 2, 3]}',
     }
+
+
+class Mixed(BaseModel):
+    choice: Literal["a", "b", 1]
+    maybe: Literal["x", True] | None = None
+
+
+def test_openapi_form_gives_choices_of_several_types_one_branch_per_type() -> None:
+    tool = Tool[Mixed, None](name="mixed", description="Mixed choices.")
+    parameters = gemini.tool_specs([tool], form="openapi")[0]["parameters"]
+    assert parameters["properties"] == {
+        "choice": {
+            "anyOf": [{"type": "STRING", "enum": ["a", "b"]}, {"type": "INTEGER"}],
+            "description": 'JSON Schema: {"enum": ["a", "b", 1]}',
+        },
+        "maybe": {
+            "anyOf": [{"type": "STRING", "enum": ["x"]}, {"type": "BOOLEAN"}],
+            "description": 'JSON Schema: {"enum": ["x", true]}',
+            "nullable": True,
+        },
+    }
+    types = pytest.importorskip("google.genai.types")
+    assert types.Schema.model_validate(parameters).properties["choice"].any_of[1].type == "INTEGER"
 
 
 def test_openapi_form_widens_a_tuple() -> None:
@@ -241,6 +264,33 @@ def test_snake_case_parts_are_read_too() -> None:
 
 def test_a_response_without_candidates_has_no_calls() -> None:
     assert gemini.parse_tool_calls({"candidates": []}) == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"candidates": 5}, "candidates: expected a list, got a number"),
+        ({"candidates": [5]}, "candidates[0]: expected an object, got a number"),
+        (
+            {"candidates": [{"content": "x"}]},
+            "candidates[0].content: expected an object, got a string",
+        ),
+        (
+            {"candidates": [{"content": {"parts": {}}}]},
+            "candidates[0].content.parts: expected a list, got an object",
+        ),
+        (
+            {"parts": [{"functionCall": 3}]},
+            "parts[0].functionCall: expected an object, got a number",
+        ),
+    ],
+)
+def test_a_response_of_the_wrong_shape_is_reported_with_its_place(
+    payload: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ProviderPayloadError) as raised:
+        gemini.parse_tool_calls(payload)
+    assert str(raised.value) == message
 
 
 def test_a_function_call_without_a_name_is_reported() -> None:

@@ -6,7 +6,7 @@ import pytest
 from provider_corpus import CORPUS, Address, Listing, TreeNode
 from pydantic import BaseModel
 
-from wink import ToolResult
+from wink import Tool, ToolResult
 from wink.providers import ProviderPayloadError, mcp
 from wink.runtime.call import ToolCall
 
@@ -120,12 +120,31 @@ def test_a_failure_is_an_error_without_structured_content() -> None:
     assert payload == {"content": [{"type": "text", "text": "Nope."}], "isError": True}
 
 
-def test_an_excluded_value_stays_out_of_the_result() -> None:
+def test_an_excluded_value_stays_out_of_the_text_but_is_structured_content() -> None:
     result = ToolResult(
         message="Stored.", value=Listing(names=["x"]), exclude_value_from_context=True
     )
     assert mcp.call_tool_result(result, tool=CORPUS["optional_field"]) == {
         "content": [{"type": "text", "text": "Stored."}],
+        "isError": False,
+        "structuredContent": {"names": ["x"]},
+    }
+
+
+def test_no_value_of_an_optional_result_type_is_a_null_result() -> None:
+    tool = Tool[Secret, Listing | None](name="maybe", description="Maybe.")
+    result = ToolResult(message="Nothing found.", value=None)
+    assert mcp.call_tool_result(result, tool=tool) == {
+        "content": [{"type": "text", "text": "Nothing found."}],
+        "isError": False,
+        "structuredContent": {"result": None},
+    }
+
+
+def test_no_value_of_a_result_type_that_refuses_none_has_no_structured_content() -> None:
+    result = ToolResult(message="Nothing.", value=None)
+    assert mcp.call_tool_result(result, tool=CORPUS["non_none_default"]) == {
+        "content": [{"type": "text", "text": "Nothing."}],
         "isError": False,
     }
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
+import jsonschema
 import pytest
 from openai_strict_rules import strict_violations
 from provider_corpus import CORPUS
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from wink import Tool, ToolResult
 from wink.providers import ProviderPayloadError, ProviderSchemaError, openai
@@ -80,11 +82,11 @@ def test_strict_requires_every_property_and_makes_optional_ones_nullable_without
     }
 
 
-def test_strict_closes_and_requires_objects_inside_defs() -> None:
+def test_strict_closes_and_requires_objects_inside_defs_keeping_a_defaulted_tag_non_null() -> None:
     schema = parameters(CORPUS["discriminated_union"], strict=True)
     assert schema["$defs"]["Cat"] == {
         "properties": {
-            "kind": {"anyOf": [{"const": "cat", "type": "string"}, {"type": "null"}]},
+            "kind": {"const": "cat", "type": "string"},
             "lives": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         },
         "type": "object",
@@ -213,6 +215,100 @@ def test_auto_leaves_strict_off_when_null_would_not_mean_the_default() -> None:
     ]
 
 
+class Cat(BaseModel):
+    kind: Literal["cat"] = "cat"
+    lives: int = 9
+
+
+class Dog(BaseModel):
+    kind: Literal["dog"]
+
+
+class Pets(BaseModel):
+    pet: Annotated[Cat | Dog, Field(discriminator="kind")]
+    spare: Cat | None = None
+
+
+class Lookup(TypedDict):
+    key: str
+    depth: NotRequired[int]
+
+
+class LookupOrNone(TypedDict):
+    key: str
+    depth: NotRequired[int | None]
+
+
+class Node(TypedDict):
+    name: str
+    kids: NotRequired[list[Node]]
+
+
+pets = Tool[Pets, None](name="pets", description="Pets.")
+
+
+def test_the_contract_schema_requires_a_defaulted_union_tag_in_its_branch() -> None:
+    assert CORPUS["discriminated_union"].params_schema["$defs"]["Cat"]["required"] == ["kind"]
+
+
+def test_a_branch_model_used_elsewhere_requires_its_tag_beside_the_reference() -> None:
+    assert pets.params_schema["properties"]["pet"]["oneOf"] == [
+        {"$ref": "#/$defs/Cat", "required": ["kind"]},
+        {"$ref": "#/$defs/Dog"},
+    ]
+    assert "required" not in pets.params_schema["$defs"]["Cat"]
+
+
+def test_strict_keeps_a_defaulted_tag_required_and_non_null_for_every_use() -> None:
+    schema = parameters(pets, strict=True)
+    assert schema["properties"]["pet"] == {
+        "anyOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]
+    }
+    assert schema["$defs"]["Cat"]["properties"]["kind"] == {"const": "cat", "type": "string"}
+    assert schema["$defs"]["Cat"]["required"] == ["kind", "lives"]
+
+
+def test_strict_union_nulls_parse_to_defaults_and_a_null_tag_is_refused() -> None:
+    schema = parameters(CORPUS["discriminated_union"], strict=True)
+    sent = {"pet": {"kind": "cat", "lives": None}}
+    jsonschema.validate(sent, schema)
+    parsed = CORPUS["discriminated_union"].params_contract.parse(sent)
+    assert parsed.pet.model_dump() == {"kind": "cat", "lives": 9}
+    assert not jsonschema.Draft202012Validator(schema).is_valid(
+        {"pet": {"kind": None, "lives": None}}
+    )
+
+
+def test_auto_leaves_strict_off_for_an_optional_key_without_a_default() -> None:
+    tool = Tool[Lookup, None](name="lookup", description="Look up.")
+    assert openai.tool_specs([tool])[0]["function"]["strict"] is False
+    assert openai.strict_issues(tool) == [
+        "tool 'lookup': field depth may be left out but has no default, and OpenAI strict mode "
+        "requires every field; a model would send null, which the field rejects (make it "
+        "required or accept None, or emit this tool with strict off)"
+    ]
+
+
+def test_strict_refuses_an_optional_key_without_a_default_naming_tool_and_field() -> None:
+    tool = Tool[Lookup, None](name="lookup", description="Look up.")
+    with pytest.raises(ProviderSchemaError, match=r"^tool 'lookup': field depth may be left out"):
+        openai.tool_specs([tool], strict=True)
+
+
+def test_strict_finds_an_optional_key_without_a_default_in_a_recursive_root() -> None:
+    tool = Tool[Node, None](name="tree", description="Tree.")
+    with pytest.raises(ProviderSchemaError, match=r"^tool 'tree': field kids may be left out"):
+        openai.tool_specs([tool], strict=True)
+
+
+def test_an_optional_nullable_key_without_a_default_is_a_loss() -> None:
+    tool = Tool[LookupOrNone, None](name="lookup", description="Look up.")
+    assert openai.tool_specs([tool])[0]["function"]["strict"] is False
+    assert openai.strict_issues(tool) == [
+        "depth: has no default, so once required it is never left out"
+    ]
+
+
 def test_strict_issues_explain_why_auto_stays_off() -> None:
     assert openai.strict_issues(CORPUS["constraints"]) == [
         "name: maxLength moved into the description",
@@ -306,6 +402,31 @@ def test_a_tool_call_without_a_name_is_reported_with_its_place() -> None:
     assert str(raised.value) == (
         "tool_calls[0].function: expected a non-empty string 'name', got None"
     )
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"choices": 5}, "choices: expected a list, got a number"),
+        ({"choices": [5]}, "choices[0]: expected an object, got a number"),
+        ({"choices": [{"message": "hi"}]}, "choices[0].message: expected an object, got a string"),
+        (
+            {"choices": [{"message": {"tool_calls": 5}}]},
+            "choices[0].message.tool_calls: expected a list, got a number",
+        ),
+        ({"tool_calls": "x"}, "tool_calls: expected a list, got a string"),
+        (
+            {"tool_calls": [{"function": []}]},
+            "tool_calls[0].function: expected an object, got a list",
+        ),
+    ],
+)
+def test_a_payload_of_the_wrong_shape_is_reported_with_its_place(
+    payload: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ProviderPayloadError) as raised:
+        openai.parse_tool_calls(payload)
+    assert str(raised.value) == message
 
 
 def test_an_unknown_payload_is_reported() -> None:

@@ -920,3 +920,48 @@ def test_mcp_client_accepts_each_corpus_result_against_its_output_schema(
         False,
         expected["structuredContent"],
     )
+
+
+class Secret(BaseModel):
+    token: str
+
+
+HIDDEN = Tool[Listing, Secret](name="hidden", description="Store a secret.")
+MAYBE = Tool[Listing, Secret | None](name="maybe", description="Find a secret, if any.")
+EDGE_RESULTS: dict[str, tuple[Tool[Any, Any], ToolResult[Any]]] = {
+    "hidden": (
+        HIDDEN,
+        ToolResult(message="Stored.", value=Secret(token="s"), exclude_value_from_context=True),
+    ),
+    "maybe": (MAYBE, ToolResult(message="Nothing found.", value=None)),
+}
+
+
+def edge_server() -> Server[Any]:
+    """An MCP server answering with an excluded value and with no value of an optional type."""
+
+    async def list_tools(
+        ctx: Any, params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        specs = mcp.tool_specs([HIDDEN, MAYBE])
+        return mcp_types.ListToolsResult(tools=[mcp_types.Tool(**spec) for spec in specs])
+
+    async def call_tool(
+        ctx: Any, params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        tool, result = EDGE_RESULTS[params.name]
+        payload = mcp.call_tool_result(result, tool=tool)
+        return mcp_types.CallToolResult.model_validate(payload)
+
+    return Server("wink-edges", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def test_mcp_client_accepts_an_excluded_value_and_a_missing_optional_value() -> None:
+    session = mcp_session(edge_server(), [("hidden", {"names": []}), ("maybe", {"names": []})])
+    assert [
+        (r.is_error, r.structured_content, [block.text for block in r.content])
+        for r in session.returned
+    ] == [
+        (False, {"token": "s"}, ["Stored."]),
+        (False, {"result": None}, ["Nothing found."]),
+    ]

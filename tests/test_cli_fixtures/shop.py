@@ -44,10 +44,16 @@ class NoteParams(BaseModel):
     text: str = Field(json_schema_extra={"maxLength": 3})
 
 
+class Folder(BaseModel):
+    name: str
+    children: list[Folder] = []
+
+
 search = Tool[SearchParams, SearchResult](name="search", description="Search the catalogue.")
 catalog = Tool[CatalogParams, CatalogResult](name="catalog", description="Count entries.")
 tally = Tool[TallyParams, None](name="tally", description="Add up counts.")
 note = Tool[NoteParams, None](name="note", description="Keep a short note.")
+browse = Tool[Folder, None](name="browse", description="Walk a folder tree.")
 
 template = PromptTemplate(
     ns="tests/cli",
@@ -68,6 +74,7 @@ section = template.sections[0].children[0]
 tools = [search, catalog]
 free_form = [tally]
 loose = [note]
+with_tree = [search, browse]
 mixed = (search, "catalog")
 empty: list[Tool[object, object]] = []
 number = 42

@@ -32,7 +32,8 @@ class WinkCommand(BaseSettings):
     """Provider tool schemas from typed wink tools: print, export, check, validate.
 
     Options left unset take the project setting: WINK_* environment variables, then
-    [tool.wink] in ./pyproject.toml (provider, strict, schema_dir, targets, dialects, wire).
+    [tool.wink] in the nearest pyproject.toml at or above the current directory
+    (provider, strict, schema_dir, targets, dialects, wire).
     """
 
     model_config = SettingsConfigDict(

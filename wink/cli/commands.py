@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import CliPositionalArg, CliSubCommand, get_subcommand
@@ -20,6 +20,7 @@ from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
 from wink.cli.settings import DIALECT_NAMES, DialectName, Provider, StrictMode, WinkSettings
 from wink.cli.targets import load_target, resolve_targets, tools_of
 from wink.cli.validate import CallChecker, ValidationTally, validate_lines
+from wink.tools import Tool
 
 __all__ = [
     "CheckCommand",
@@ -65,8 +66,10 @@ class ToolsCommand(Command):
         description="strict mode of openai (auto, true, false) or anthropic (true, false) "
         "[setting: strict, else auto]",
     )
-    api: OpenAIApi | None = Field(None, description="openai API shape [unset: chat]")
-    form: GeminiForm | None = Field(None, description="gemini schema form [unset: json_schema]")
+    # No setting holds these two: their defaults are plain values, and whether they
+    # were given at all (``model_fields_set``) decides if they clash with --provider.
+    api: OpenAIApi = Field("chat", description="openai API shape")
+    form: GeminiForm = Field("json_schema", description="gemini schema form")
 
     def run(self, settings: WinkSettings) -> int:
         """Print the specs."""
@@ -74,10 +77,10 @@ class ToolsCommand(Command):
             self.provider or settings.provider,
             strict=_strict(self.strict, settings.strict),
             strict_given=self.strict is not None,
-            api=self.api,
-            form=self.form,
+            api=self.api if "api" in self.model_fields_set else None,
+            form=self.form if "form" in self.model_fields_set else None,
         )
-        tools = resolve_targets(self.targets or settings.targets)
+        tools = _resolve(self.targets, settings)
         print(json.dumps(dialect.specs(tools), indent=2, ensure_ascii=False))
         return 0
 
@@ -99,8 +102,8 @@ class _SchemaFilesOptions(Command):
     def _files(self, settings: WinkSettings) -> dict[str, str]:
         strict = _strict(self.strict, settings.strict)
         dialects = [export_dialect(name, strict) for name in self._dialect_names(settings)]
-        tools = resolve_targets(self.targets or settings.targets)
-        return build_schema_files(tools, dialects, wire=self._wire(settings))
+        tools = _resolve(self.targets, settings)
+        return build_schema_files(tools, dialects, wire=self._wire(settings), warn=_report)
 
     def _dialect_names(self, settings: WinkSettings) -> list[DialectName]:
         chosen = set(self.dialect if self.dialect is not None else settings.dialects)
@@ -110,10 +113,12 @@ class _SchemaFilesOptions(Command):
     def _wire(self, settings: WinkSettings) -> bool:
         return settings.wire if self.wire is None else self.wire
 
-    def export_command(self, settings: WinkSettings, directory: Path) -> str:
-        """The ``wink schemas export`` line that regenerates ``directory``."""
-        words = ["wink", "schemas", "export", *(self.targets or settings.targets)]
-        words += ["--out", str(directory)]
+    def export_command(self, settings: WinkSettings, directory: Path | None) -> str:
+        """The ``wink schemas export`` line that regenerates ``directory`` (``None``: the
+        settings' ``schema_dir``); targets and folder from the settings are left to them."""
+        words = ["wink", "schemas", "export", *(self.targets or ())]
+        if directory is not None:
+            words += ["--out", str(directory)]
         names = self._dialect_names(settings)
         if names != list(DIALECT_NAMES):
             for name in names:
@@ -135,7 +140,7 @@ class ExportCommand(_SchemaFilesOptions):
 
     def run(self, settings: WinkSettings) -> int:
         """Write the files."""
-        directory = self.out or settings.schema_dir
+        directory = self.out or settings.schema_path()
         summary = write_schema_files(directory, self._files(settings))
         print(summary.describe(directory))
         return 0
@@ -152,12 +157,12 @@ class CheckCommand(_SchemaFilesOptions):
 
     def run(self, settings: WinkSettings) -> int:
         """Compare and report."""
-        directory = self.directory or settings.schema_dir
+        directory = self.directory or settings.schema_path()
         files = self._files(settings)
         if not directory.is_dir():
             raise CliError(
                 f"schema directory {directory} does not exist; create it with: "
-                f"{self.export_command(settings, directory)}"
+                f"{self.export_command(settings, self.directory)}"
             )
         drift = check_schema_files(directory, files)
         if not drift.found:
@@ -166,7 +171,7 @@ class CheckCommand(_SchemaFilesOptions):
         sys.stdout.write("".join(drift.report))
         raise CliError(
             f"{directory} is out of date ({drift.counts()}); regenerate it with: "
-            f"{self.export_command(settings, directory)}"
+            f"{self.export_command(settings, self.directory)}"
         )
 
 
@@ -198,7 +203,10 @@ class ValidateCommand(Command):
         """Check every call; report each problem as file:line: tool: field: reason."""
         checker = CallChecker(tools_of(load_target(self.target), self.target))
         for name in self.calls:
-            if name != "-" and not Path(name).is_file():
+            # Pipes (``<(zcat calls.gz)``, /dev/stdin) count as files; a folder does not.
+            if name != "-" and Path(name).is_dir():
+                raise CliError(f"calls file {name!r} is a directory")
+            if name != "-" and not Path(name).exists():
                 raise CliError(f"calls file {name!r} does not exist")
         total = ValidationTally()
         for name in self.calls:
@@ -221,6 +229,13 @@ def _lines(name: str) -> Iterator[IO[bytes]]:
         raise CliError(f"cannot read calls file {name!r}: {error.strerror or error}") from None
     with file:
         yield file
+
+
+def _resolve(targets: list[str] | None, settings: WinkSettings) -> tuple[Tool[Any, Any], ...]:
+    """The tools of the command line's targets, else of the settings' (from the project root)."""
+    if targets:
+        return resolve_targets(targets)
+    return resolve_targets(settings.targets, settings.root)
 
 
 def _report(line: str) -> None:

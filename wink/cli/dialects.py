@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 from wink.cli.failure import EXIT_USAGE, CliError
 from wink.cli.settings import DIALECT_NAMES, DialectName, Provider, StrictMode
 from wink.errors import WinkError
+from wink.providers import RecursiveSchemaError
 from wink.tools import Tool
 
 __all__ = ["PROVIDERS", "Dialect", "command_dialect", "export_dialect"]
@@ -40,6 +41,25 @@ class Dialect:
         except (WinkError, ValueError, TypeError) as error:
             raise CliError(f"{self.name} specs: {_one_line(error)}") from None
         return specs
+
+    def split_recursive(
+        self, tools: Sequence[Tool[Any, Any]]
+    ) -> tuple[list[Tool[Any, Any]], dict[str, str]]:
+        """``tools`` this dialect can express, and why each recursive one it cannot
+        (Gemini's OpenAPI form inlines every reference), by tool name."""
+        module = provider_module(self.provider)
+        kept: list[Tool[Any, Any]] = []
+        skipped: dict[str, str] = {}
+        for tool in tools:
+            try:
+                module.tool_specs([tool], **dict(self.options))
+            except RecursiveSchemaError as error:
+                skipped[tool.name] = _one_line(error).removeprefix(f"tool {tool.name!r}: ")
+                continue
+            except (WinkError, ValueError, TypeError):
+                pass  # reported by ``specs``, which sees all the tools
+            kept.append(tool)
+        return kept, skipped
 
     def describe(self) -> dict[str, Any]:
         """The provider and options, for the index file."""
@@ -85,6 +105,11 @@ def command_dialect(
     if strict_given and provider not in ("openai", "anthropic"):
         raise CliError(
             f"--strict applies to --provider openai or anthropic, not {provider}", EXIT_USAGE
+        )
+    if strict_given and provider == "anthropic" and strict == "auto":
+        raise CliError(
+            "--strict auto applies to --provider openai; anthropic takes true or false",
+            EXIT_USAGE,
         )
     if provider == "openai":
         return export_dialect("openai-responses" if api == "responses" else "openai-chat", strict)

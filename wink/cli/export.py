@@ -5,19 +5,25 @@ and dialect, ``wire/<Type>.json`` for wink's wire types (when asked for) and an
 ``index.json`` listing them all. Every file is JSON with two-space indents, keys
 in emission order, and a final newline, so the same code always writes the same
 bytes.
+
+wink owns the JSON files in the dialect and ``wire`` folders and those the
+committed ``index.json`` lists: an export removes the ones the code no longer
+produces, and a check reports them as extra, so re-exporting always clears a
+check. Every other file in the directory is the user's and left alone.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wink.cli.dialects import Dialect
 from wink.cli.failure import CliError
+from wink.cli.settings import DIALECT_NAMES
 from wink.cli.wire import wire_schemas
 from wink.tools import Tool
 
@@ -32,19 +38,33 @@ __all__ = [
 ]
 
 INDEX = "index.json"
+_OWNED_FOLDERS = (*DIALECT_NAMES, "wire")
 
 
 def build_schema_files(
-    tools: Sequence[Tool[Any, Any]], dialects: Sequence[Dialect], *, wire: bool
+    tools: Sequence[Tool[Any, Any]],
+    dialects: Sequence[Dialect],
+    *,
+    wire: bool,
+    warn: Callable[[str], None] = lambda line: None,
 ) -> dict[str, str]:
-    """Relative POSIX path to file text, for every tool and dialect, plus the index."""
+    """Relative POSIX path to file text, for every tool and dialect, plus the index.
+
+    A recursive tool a dialect cannot express (Gemini's OpenAPI form) gets no file
+    there: ``warn`` is told, and the index notes why under the tool's ``skipped``.
+    """
     files: dict[str, str] = {}
     listed: dict[str, dict[str, str]] = {tool.name: {} for tool in tools}
+    skipped: dict[str, dict[str, str]] = {tool.name: {} for tool in tools}
     for dialect in dialects:
-        specs = dialect.specs(tools)
-        if len(specs) != len(tools):
-            raise CliError(f"{dialect.name} specs: expected {len(tools)} specs, got {len(specs)}")
-        for tool, spec in zip(tools, specs, strict=True):
+        kept, recursive = dialect.split_recursive(tools)
+        for name, reason in recursive.items():
+            warn(f"warning: {dialect.name}: skipped tool {name!r}: {reason}")
+            skipped[name][dialect.name] = reason
+        specs = dialect.specs(kept) if kept else []
+        if len(specs) != len(kept):
+            raise CliError(f"{dialect.name} specs: expected {len(kept)} specs, got {len(specs)}")
+        for tool, spec in zip(kept, specs, strict=True):
             path = f"{dialect.name}/{tool.name}.json"
             files[path] = json_text(spec)
             listed[tool.name][dialect.name] = path
@@ -57,7 +77,11 @@ def build_schema_files(
     index = {
         "dialects": {dialect.name: dialect.describe() for dialect in dialects},
         "tools": {
-            name: {"description": descriptions[name], "files": listed[name]}
+            name: {
+                "description": descriptions[name],
+                "files": listed[name],
+                **({"skipped": skipped[name]} if skipped[name] else {}),
+            }
             for name in sorted(listed)
         },
         "wire": wire_files,
@@ -88,11 +112,11 @@ class WriteSummary:
 
 
 def write_schema_files(directory: Path, files: Mapping[str, str]) -> WriteSummary:
-    """Write ``files`` under ``directory``; files the previous index listed and no longer
-    produced are removed (nothing else is touched)."""
+    """Write ``files`` under ``directory``; owned files (see the module) that are no
+    longer produced are removed, and nothing else is touched."""
     if directory.exists() and not directory.is_dir():
         raise CliError(f"--out {directory} exists and is not a directory")
-    stale = sorted(_previously_listed(directory) - set(files))
+    stale = sorted(_owned_files(directory) - set(files))
     written, unchanged = [], []
     for relative, text in files.items():
         path = directory / relative
@@ -131,7 +155,8 @@ class Drift:
 
 
 def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
-    """Compare ``directory`` with ``files``: unified diffs, missing and extra JSON files."""
+    """Compare ``directory`` with ``files``: unified diffs, missing files, and owned files
+    (see the module) that are not produced."""
     drift = Drift()
     for relative in sorted(files):
         shown = f"{directory}/{relative}"
@@ -149,8 +174,8 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
                     tofile=f"{shown} (from code)",
                 )
             )
-    for relative in _json_files(directory):
-        if relative not in files:
+    for relative in sorted(_owned_files(directory) - set(files)):
+        if (directory / relative).is_file():
             drift.extra.append(relative)
             drift.report.append(
                 f"extra: {directory}/{relative} (on disk; no tool or dialect produces it)\n"
@@ -158,12 +183,17 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
     return drift
 
 
-def _json_files(directory: Path) -> Iterator[str]:
-    if not directory.is_dir():
-        return
-    for path in sorted(directory.rglob("*.json")):
-        if path.is_file():
-            yield path.relative_to(directory).as_posix()
+def _owned_files(directory: Path) -> set[str]:
+    """The JSON files of the dialect and wire folders, and the files the index lists."""
+    owned = _previously_listed(directory)
+    for folder in _OWNED_FOLDERS:
+        if (directory / folder).is_dir():
+            owned.update(
+                path.relative_to(directory).as_posix()
+                for path in (directory / folder).rglob("*.json")
+                if path.is_file()
+            )
+    return owned
 
 
 def _read(path: Path) -> str | None:

@@ -1,13 +1,18 @@
 """``WinkSettings``: the defaults of the ``wink`` command.
 
 Read, highest priority first, from keyword arguments, ``WINK_*`` environment
-variables and the ``[tool.wink]`` table of ``pyproject.toml`` in the current
-directory. Command-line flags override all of them.
+variables and the ``[tool.wink]`` table of the project's ``pyproject.toml``: the
+nearest one in the current directory or above it, whose folder is the project
+root. Relative paths in settings (``schema_dir``, file targets) are relative to
+the project root, so the command works from any subfolder; on the command line
+they are relative to the current directory. Command-line flags override all of
+them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,7 +25,14 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-__all__ = ["DIALECT_NAMES", "DialectName", "Provider", "StrictMode", "WinkSettings"]
+__all__ = [
+    "DIALECT_NAMES",
+    "DialectName",
+    "Provider",
+    "StrictMode",
+    "WinkSettings",
+    "project_root",
+]
 
 Provider = Literal["openai", "anthropic", "gemini", "mcp"]
 """A provider with a ``wink.providers`` module."""
@@ -88,4 +100,30 @@ class WinkSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Keyword arguments, then the environment, then ``pyproject.toml``."""
-        return (init_settings, env_settings, PyprojectTomlConfigSettingsSource(settings_cls))
+        pyproject = project_root() / "pyproject.toml"
+        return (
+            init_settings,
+            env_settings,
+            PyprojectTomlConfigSettingsSource(settings_cls, pyproject),
+        )
+
+    @property
+    def root(self) -> Path:
+        """The project root: relative paths in settings start there."""
+        return project_root()
+
+    def schema_path(self) -> Path:
+        """``schema_dir`` as a path from the current directory."""
+        if self.schema_dir.is_absolute():
+            return self.schema_dir
+        return Path(os.path.relpath(self.root / self.schema_dir))
+
+
+def project_root() -> Path:
+    """The folder of the nearest ``pyproject.toml`` at or above the current directory,
+    else the current directory."""
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return here

@@ -2,9 +2,11 @@
 
 A target names a ``PromptTemplate`` (all its tools), a ``Prompt`` (the tools of
 its render, overrides applied), a ``RenderedPrompt``, a ``Section`` (its
-subtree's tools), a ``Tool`` or a sequence of tools. The current directory is
-importable while a target loads, as with ``python -m``; a file target also sees
-its own folder, as with ``python path/to/file.py``.
+subtree's tools), a ``Tool`` or a sequence of tools. The base folder (the
+current directory, or the project root for targets from the settings) is
+importable while a target loads, as with ``python -m``, and file targets are
+relative to it; a file target also sees its own folder, as with
+``python path/to/file.py``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ __all__ = ["load_target", "resolve_targets", "tools_of"]
 _ACCEPTED = "a PromptTemplate, Prompt, RenderedPrompt, Section, Tool or a sequence of tools"
 
 
-def resolve_targets(targets: Sequence[str]) -> tuple[Tool[Any, Any], ...]:
-    """The tools of every target, in order; the same name twice must be the same tool."""
+def resolve_targets(targets: Sequence[str], base: Path | None = None) -> tuple[Tool[Any, Any], ...]:
+    """The tools of every target, in order; the same name twice must be the same tool.
+
+    ``base`` is the folder targets are relative to (default: the current directory).
+    """
     if not targets:
         raise CliError(
             "no target given: pass module:attribute (or path/to/file.py:attribute), "
@@ -41,7 +46,7 @@ def resolve_targets(targets: Sequence[str]) -> tuple[Tool[Any, Any], ...]:
         )
     found: dict[str, tuple[Tool[Any, Any], str]] = {}
     for target in targets:
-        for tool in tools_of(load_target(target), target):
+        for tool in tools_of(load_target(target, base), target):
             previous = found.get(tool.name)
             if previous is None:
                 found[tool.name] = (tool, target)
@@ -52,15 +57,16 @@ def resolve_targets(targets: Sequence[str]) -> tuple[Tool[Any, Any], ...]:
     return tuple(tool for tool, _ in found.values())
 
 
-def load_target(target: str) -> object:
-    """Import the module or file of ``target`` and return its attribute."""
+def load_target(target: str, base: Path | None = None) -> object:
+    """Import the module or file of ``target`` (relative to ``base``, default the current
+    directory) and return its attribute."""
     source, separator, attribute = target.rpartition(":")
     if not separator or not source or not attribute:
         raise CliError(
             f"target {target!r} must be module:attribute or path/to/file.py:attribute",
             EXIT_USAGE,
         )
-    module = _import(source, target)
+    module = _import(source, target, base or Path.cwd())
     value: object = module
     for part in attribute.split("."):
         try:
@@ -110,12 +116,12 @@ def _kind(value: object) -> str:
     return f"a {type(value).__qualname__}"
 
 
-def _import(source: str, target: str) -> ModuleType:
+def _import(source: str, target: str, base: Path) -> ModuleType:
     is_file = source.endswith(".py") or "/" in source or os.sep in source
     try:
         if is_file:
-            return _import_file(Path(source), target)
-        with _on_sys_path(os.getcwd()):
+            return _import_file(Path(source), target, base)
+        with _on_sys_path(str(base)):
             return importlib.import_module(source)
     except CliError:
         raise
@@ -130,11 +136,11 @@ def _import(source: str, target: str) -> ModuleType:
         raise CliError(_import_failure(source, target, error)) from None
 
 
-def _import_file(path: Path, target: str) -> ModuleType:
-    resolved = path.resolve()
+def _import_file(path: Path, target: str, base: Path) -> ModuleType:
+    resolved = (base / path).resolve()
     if not resolved.is_file():
         raise CliError(f"target {target!r}: no such file {str(path)!r}")
-    name = _module_name(resolved)
+    name = _module_name(resolved, base)
     existing = sys.modules.get(name)
     if existing is not None and getattr(existing, "__file__", None) == str(resolved):
         return existing
@@ -145,7 +151,7 @@ def _import_file(path: Path, target: str) -> ModuleType:
     # Registered before running so dataclasses and pydantic can resolve the module's annotations.
     sys.modules[name] = module
     try:
-        with _on_sys_path(os.getcwd()), _on_sys_path(str(resolved.parent)):
+        with _on_sys_path(str(base)), _on_sys_path(str(resolved.parent)):
             spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
@@ -153,10 +159,10 @@ def _import_file(path: Path, target: str) -> ModuleType:
     return module
 
 
-def _module_name(path: Path) -> str:
-    """``examples/x.py`` under the current directory is ``examples.x``, like its import name."""
+def _module_name(path: Path, base: Path) -> str:
+    """``examples/x.py`` under the base folder is ``examples.x``, like its import name."""
     try:
-        relative = path.with_suffix("").relative_to(Path.cwd())
+        relative = path.with_suffix("").relative_to(base.resolve())
     except ValueError:
         return path.stem
     return ".".join(relative.parts)

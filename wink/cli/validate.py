@@ -3,7 +3,9 @@
 Each call is parsed by the tool's params contract (what the executor would do);
 a call the contract accepts is also checked against its ``params_schema`` (what
 the provider was shown), so a disagreement between the two is reported too. A
-``null`` for a field with a default passes both, as strict OpenAI tools send it.
+``null`` for an optional field (one with a default) passes both, as strict
+OpenAI tools send it: the schema checked is the params schema with every
+optional property also accepting ``null``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic_core import to_json
 
 from wink.cli.recorded import calls_in
-from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path
+from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path, map_schema
 from wink.contract import schema_validator as compiled_schema_validator
 from wink.runtime.call import ToolCall
 from wink.tools import Tool
@@ -63,7 +64,8 @@ class CallChecker:
     def __init__(self, tools: Sequence[Tool[Any, Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
         self._validators = {
-            tool.name: compiled_schema_validator(tool.params_schema) for tool in tools
+            tool.name: compiled_schema_validator(_null_for_optional(tool.params_schema))
+            for tool in tools
         }
         self._known = ", ".join(sorted(self._tools))
 
@@ -81,11 +83,13 @@ class CallChecker:
         except ContractViolation as violation:
             return violation.problems
         # The contract accepted it; the schema the model was shown must agree.
+        validator = self._validators[tool.name]
         return tuple(
-            FieldProblem(problem.path, f"the JSON Schema rejects it: {problem.reason}")
-            for problem in _schema_problems(
-                self._validators[tool.name], tool.params_schema, _decoded(arguments)
+            FieldProblem(
+                format_path(list(error.absolute_path)),
+                f"the JSON Schema rejects it: {error.message}",
             )
+            for error in validator.iter_errors(_decoded(arguments))
         )
 
     def unknown_reason(self) -> str:
@@ -120,50 +124,32 @@ def validate_lines(
     return tally
 
 
+def _null_for_optional(schema: JsonSchema) -> JsonSchema:
+    """``schema`` where every optional property also accepts ``null``.
+
+    The contract reads such a ``null`` as the field's default (strict OpenAI
+    tools send it), so the schema check must not report it. ``if``/``else``
+    rather than ``anyOf`` keeps the property's own error messages.
+    """
+
+    def visit(node: JsonSchema) -> JsonSchema:
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            required = set(node.get("required", ()))
+            node["properties"] = {
+                name: prop
+                if name in required or not isinstance(prop, dict)
+                else {"if": {"type": "null"}, "else": prop}
+                for name, prop in properties.items()
+            }
+        return node
+
+    return map_schema(schema, visit)
+
+
 def _decoded(arguments: Any) -> Any:
     """The arguments as JSON data; only called once the contract has parsed them."""
     return json.loads(arguments) if isinstance(arguments, str | bytes) else arguments
-
-
-def _schema_problems(
-    validator: Draft202012Validator, schema: JsonSchema, document: Any
-) -> list[FieldProblem]:
-    problems = []
-    for error in validator.iter_errors(document):
-        path = list(error.absolute_path)
-        if error.instance is None and _null_takes_default(
-            schema, list(error.absolute_schema_path), path
-        ):
-            continue
-        problems.append(FieldProblem(format_path(path), error.message))
-    return problems
-
-
-def _null_takes_default(
-    schema: JsonSchema, schema_path: list[Any], instance_path: list[Any]
-) -> bool:
-    """Whether the ``null`` at ``instance_path`` fills a property that declares a default."""
-    if not instance_path or "properties" not in schema_path:
-        return False
-    last = len(schema_path) - 1 - schema_path[::-1].index("properties")
-    if last + 1 >= len(schema_path) or schema_path[last + 1] != instance_path[-1]:
-        return False
-    node: Any = schema
-    try:
-        for key in schema_path[: last + 2]:
-            while isinstance(node, dict) and key not in node and "$ref" in node:
-                node = _resolve(schema, node["$ref"])
-            node = node[key]
-    except (KeyError, IndexError, TypeError):
-        return False
-    return isinstance(node, dict) and "default" in node
-
-
-def _resolve(root: JsonSchema, reference: str) -> Any:
-    node: Any = root
-    for part in reference.removeprefix("#/").split("/"):
-        node = node[part.replace("~1", "/").replace("~0", "~")]
-    return node
 
 
 def _line_error(error: ValueError, line: bytes) -> str:

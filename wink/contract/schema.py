@@ -3,21 +3,29 @@
 pydantic does most of the work; this module makes the output agree with what
 parsing enforces and with what models read best: no generated titles, field
 descriptions from every place users write them, ``additionalProperties: false``
-on every object that has named properties, and a facade check for dataclasses.
+on every object that has named properties, the tag of a discriminated union
+required in each of its branches, and a facade check for dataclasses.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any
 
+from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
 from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
-from wink.contract.walk import JsonSchema, map_schema
+from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
 
-__all__ = ["DRAFT_2020_12", "generate_json_schema", "normalise_schema"]
+__all__ = [
+    "DRAFT_2020_12",
+    "fields_without_default",
+    "generate_json_schema",
+    "normalise_schema",
+]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
@@ -48,10 +56,54 @@ class _WinkJsonSchema(GenerateJsonSchema):
         return json_schema
 
 
+class _MarkingJsonSchema(_WinkJsonSchema):
+    """Marks each property that may be left out and has no default (``_NO_DEFAULT``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._totals: list[bool] = []
+
+    def typed_dict_schema(self, schema: cs.TypedDictSchema) -> JsonSchema:
+        self._totals.append(schema.get("total", True))
+        try:
+            return super().typed_dict_schema(schema)
+        finally:
+            self._totals.pop()
+
+    def typed_dict_field_schema(self, schema: cs.TypedDictField) -> JsonSchema:
+        json_schema = super().typed_dict_field_schema(schema)
+        total = self._totals[-1] if self._totals else True
+        if not self.field_is_required(schema, total) and schema["schema"]["type"] != "default":
+            json_schema = {**json_schema, _NO_DEFAULT: True}
+        return json_schema
+
+
+_NO_DEFAULT = "x-wink-no-default"
+"""Marker of ``_MarkingJsonSchema``; never left in a schema that is returned."""
+
+
+def fields_without_default(tp: Any) -> frozenset[str]:
+    """JSON pointers, into the validation schema of ``tp``, of the properties a caller
+    may leave out that have no default (``TypedDict`` ``NotRequired`` keys).
+
+    The schema cannot tell them from fields whose default it does not show (a
+    ``default_factory``): both are optional without a ``default``.
+    """
+    if tp is None or tp is type(None):
+        return frozenset()
+    marked = _MarkingJsonSchema().generate(TypeAdapter(tp).core_schema, mode="validation")
+    return frozenset(
+        f"{pointer}/properties/{name}"
+        for pointer, node in iter_schema_nodes(marked)
+        for name, prop in (node.get("properties") or {}).items()
+        if isinstance(prop, dict) and prop.get(_NO_DEFAULT)
+    )
+
+
 def generate_json_schema(core: cs.CoreSchema, mode: JsonSchemaMode) -> JsonSchema:
     """Generate the normalised JSON Schema of a core schema."""
     generated = _WinkJsonSchema().generate(core, mode=mode)
-    return normalise_schema(generated)
+    return _require_tags(normalise_schema(generated))
 
 
 def normalise_schema(schema: JsonSchema) -> JsonSchema:
@@ -65,3 +117,49 @@ def _normalise_node(node: JsonSchema) -> JsonSchema:
         # Parsing forbids unknown keys everywhere, even for ``extra="allow"`` models.
         node["additionalProperties"] = False
     return node
+
+
+def _require_tags(schema: JsonSchema) -> JsonSchema:
+    """List each discriminated union's tag as required in every branch, in place.
+
+    Parsing a discriminated union reads the tag before anything else, so a branch
+    whose tag has a default (``kind: Literal["cat"] = "cat"``) still needs it sent.
+    A branch's definition is changed only when every reference to it is such a
+    branch; otherwise the branch says ``required`` beside its ``$ref``.
+    """
+    nodes = [node for _, node in iter_schema_nodes(schema)]
+    references = Counter(node["$ref"] for node in nodes if isinstance(node.get("$ref"), str))
+    branches: list[tuple[JsonSchema, str]] = []
+    for node in nodes:
+        discriminator = node.get("discriminator")
+        tag = discriminator.get("propertyName") if isinstance(discriminator, dict) else None
+        if isinstance(tag, str):
+            branches.extend((b, tag) for b in node.get("oneOf", ()) if isinstance(b, dict))
+    as_branch = Counter(branch["$ref"] for branch, _ in branches if "$ref" in branch)
+    definitions = schema.get("$defs", {})
+    for branch, tag in branches:
+        ref = branch.get("$ref")
+        if not isinstance(ref, str):
+            _require(branch, tag)
+        elif as_branch[ref] == references[ref] and ref.startswith("#/$defs/"):
+            _require(definitions.get(ref.removeprefix("#/$defs/"), {}), tag)
+        elif tag not in branch.get("required", ()):
+            branch["required"] = [*branch.get("required", ()), tag]
+    return schema
+
+
+def _require(node: JsonSchema, name: str) -> None:
+    """Add ``name`` to ``node``'s ``required``, kept in property order, right after them."""
+    properties = node.get("properties")
+    if not isinstance(properties, dict) or name not in properties:
+        return
+    wanted = {*node.get("required", ()), name}
+    required = [key for key in properties if key in wanted]
+    rebuilt = {}
+    for key, value in node.items():
+        if key != "required":
+            rebuilt[key] = value
+        if key == "properties":
+            rebuilt["required"] = required
+    node.clear()
+    node.update(rebuilt)

@@ -11,7 +11,11 @@ sequence of tools, or a tool), a parser of the provider's tool calls into
 Specs are cached per (tool, dialect, options) and returned read-only.
 """
 
-from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
+from wink.providers._errors import (
+    ProviderPayloadError,
+    ProviderSchemaError,
+    RecursiveSchemaError,
+)
 from wink.providers._specs import clear_caches
 
-__all__ = ["ProviderPayloadError", "ProviderSchemaError", "clear_caches"]
+__all__ = ["ProviderPayloadError", "ProviderSchemaError", "RecursiveSchemaError", "clear_caches"]

@@ -1,4 +1,8 @@
-"""Keywords a dialect cannot enforce still reach the model: as text in the description."""
+"""Keywords a dialect cannot enforce still reach the model: as text in the description.
+
+A tuple (``prefixItems``) is the one keyword whose loss also changes the
+structure: its positions widen to a single ``items`` schema.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 
 from wink.contract.walk import JsonSchema
 
-__all__ = ["describe_moved"]
+__all__ = ["describe_moved", "widen_tuple"]
 
 
 def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
@@ -22,3 +26,18 @@ def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
     description = node.get("description")
     node["description"] = f"{description}\n\n{text}" if description else text
     return node
+
+
+def widen_tuple(node: JsonSchema, prefix_items: list[JsonSchema]) -> None:
+    """Set ``node``'s ``items`` to one schema accepting every position of a tuple.
+
+    ``prefix_items`` (already removed from ``node``) and any ``items`` for the
+    positions after them become ``{"anyOf": [...distinct schemas]}``, or the one
+    schema when they are all the same.
+    """
+    rest = [node["items"]] if isinstance(node.get("items"), dict) else []
+    distinct: list[JsonSchema] = []
+    for item in [*prefix_items, *rest]:
+        if item not in distinct:
+            distinct.append(item)
+    node["items"] = distinct[0] if len(distinct) == 1 else {"anyOf": distinct}

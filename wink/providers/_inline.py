@@ -4,7 +4,7 @@ for recursion), and check that a tool's arguments are a JSON object."""
 from __future__ import annotations
 
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema
-from wink.providers._errors import ProviderSchemaError
+from wink.providers._errors import ProviderSchemaError, RecursiveSchemaError
 from wink.providers._fields import field_path
 
 __all__ = ["inline_all_refs", "inline_root_ref", "object_root", "resolve_ref"]
@@ -55,7 +55,7 @@ def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
         ref = node.get("$ref")
         if isinstance(ref, str):
             if ref in active:
-                raise ProviderSchemaError(
+                raise RecursiveSchemaError(
                     f"{subject}: field {field_path(pointer)} refers back to "
                     f"{ref.rsplit('/', 1)[-1]} (a recursive type), which cannot be inlined; "
                     f"{hint}"

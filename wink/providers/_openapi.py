@@ -7,7 +7,8 @@ What changes, and what is lost (the contract still enforces all of it):
   a ``null`` default goes (nullable and optional say as much).
 - A string ``const`` becomes a one-value ``enum``; string enums stay enums.
   Enums and consts of numbers or booleans keep their type, and their choices
-  move into the description (Gemini's ``enum`` holds strings only).
+  move into the description (Gemini's ``enum`` holds strings only). Choices of
+  several types (``Literal["a", 1]``) become ``anyOf`` with one branch per type.
 - ``prefixItems`` (tuples) widens to one ``items`` schema accepting every
   position; the positions move into the description.
 - ``title`` is stripped from schema nodes; a *property* named ``title`` stays.
@@ -26,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from wink.contract.walk import JsonSchema, map_nodes
-from wink.providers._describe import describe_moved
+from wink.providers._describe import describe_moved, widen_tuple
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import inline_all_refs
 
@@ -93,8 +94,7 @@ def _convert(node: JsonSchema) -> JsonSchema:
     if "prefixItems" in node:
         prefix = node.pop("prefixItems")
         moved["prefixItems"] = prefix
-        rest = [node["items"]] if isinstance(node.get("items"), dict) else []
-        node["items"] = _widened([*prefix, *rest])
+        widen_tuple(node, prefix)
     extra = node.pop("additionalProperties", None)
     if isinstance(extra, dict):
         moved["additionalProperties"] = extra
@@ -152,9 +152,19 @@ def _convert_choices(node: JsonSchema, moved: dict[str, Any]) -> None:
         node["enum"] = values
         return
     node.pop("enum")
-    if values:
-        moved["enum"] = values
-        node.setdefault("type", _type_of(values[0]))
+    if not values:
+        return
+    moved["enum"] = values
+    kinds = list(dict.fromkeys(_type_of(value) for value in values))
+    if len(kinds) == 1:
+        node.setdefault("type", kinds[0])
+        return
+    # Mixed choices (``Literal["a", 1]``): one branch per type, strings still an enum.
+    node.pop("type", None)
+    strings = [value for value in values if isinstance(value, str)]
+    node["anyOf"] = [
+        {"type": kind, "enum": strings} if kind == "STRING" else {"type": kind} for kind in kinds
+    ]
 
 
 def _type_of(value: Any) -> str:
@@ -181,11 +191,3 @@ def _convert_any_of(node: JsonSchema) -> None:
         node.update(merged)
     else:
         node["anyOf"] = kept
-
-
-def _widened(items: list[JsonSchema]) -> JsonSchema:
-    distinct: list[JsonSchema] = []
-    for item in items:
-        if item not in distinct:
-            distinct.append(item)
-    return distinct[0] if len(distinct) == 1 else {"anyOf": distinct}

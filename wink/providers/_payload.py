@@ -7,7 +7,7 @@ from typing import Any
 
 from wink.providers._errors import ProviderPayloadError
 
-__all__ = ["as_data", "field", "text_field"]
+__all__ = ["as_data", "field", "list_field", "object_at", "object_field", "text_field"]
 
 
 def as_data(payload: Any) -> Any:
@@ -39,3 +39,38 @@ def text_field(data: Mapping[str, Any], name: str, where: str, *aliases: str) ->
     if not isinstance(value, str) or not value:
         raise ProviderPayloadError(f"{where}: expected a non-empty string {name!r}, got {value!r}")
     return value
+
+
+def object_at(value: Any, where: str) -> Mapping[str, Any]:
+    """``value`` (a dict or SDK object) as a mapping, or ``ProviderPayloadError`` naming
+    ``where``."""
+    data = as_data(value)
+    if not isinstance(data, Mapping):
+        raise ProviderPayloadError(f"{where}: expected an object, got {_kind(data)}")
+    return data
+
+
+def object_field(data: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
+    """The object under ``name``; absent or ``null`` reads as empty."""
+    value = data.get(name)
+    return {} if value is None else object_at(value, f"{where}.{name}" if where else name)
+
+
+def list_field(data: Mapping[str, Any], name: str, where: str) -> list[Any]:
+    """The list under ``name``; absent or ``null`` reads as empty."""
+    value = data.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        here = f"{where}.{name}" if where else name
+        raise ProviderPayloadError(f"{here}: expected a list, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    names = {str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else names.get(type(value), type(value).__name__)

@@ -4,9 +4,15 @@ OpenAI's strict mode and Anthropic's strict tool use both compile the schema
 into a grammar and accept only a subset of JSON Schema. The rewrite:
 
 - closes every object (``additionalProperties: false``, including ``$defs``);
-- for OpenAI, requires every property and makes the optional ones nullable with
-  their defaults dropped (the contract turns ``null`` back into the declared
-  default, see ``wink.contract._core_schema``);
+- requires a property that admits one value (a ``const`` or one-value ``enum``,
+  such as a union's tag) and has a default: the default can only be that value,
+  and a discriminated union needs its tag sent;
+- for OpenAI, requires every property and makes the other optional ones
+  nullable with their defaults dropped (the contract turns ``null`` back into
+  the declared default, see ``wink.contract._core_schema``). An optional
+  property without a default (a ``TypedDict`` ``NotRequired`` key) cannot be
+  required faithfully, since ``null`` is not "left out": a loss, or a
+  ``ProviderSchemaError`` when the field rejects ``null``;
 - renames ``oneOf`` to ``anyOf`` (pydantic's discriminated unions have disjoint
   branches, so both mean the same) and drops the ``discriminator`` annotation;
 - wraps a ``$ref`` that has sibling keywords as ``{"anyOf": [{"$ref": ...}], ...}``
@@ -21,11 +27,13 @@ of several schemas, and (where the dialect says so) recursive types.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_nodes
-from wink.providers._describe import describe_moved
+from wink.providers._describe import describe_moved, widen_tuple
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
 from wink.providers._inline import object_root
@@ -97,14 +105,25 @@ class StrictSchema:
     """One line per lost assertion, e.g. ``url: minLength moved into the description``."""
 
 
-def make_strict(schema: JsonSchema, rules: StrictRules, tool_name: str) -> StrictSchema:
-    """Rewrite a tool's params schema for ``rules``; raise what cannot be made strict."""
+def make_strict(
+    schema: JsonSchema,
+    rules: StrictRules,
+    tool_name: str,
+    without_default: Callable[[], frozenset[str]] = frozenset,
+) -> StrictSchema:
+    """Rewrite a tool's params schema for ``rules``; raise what cannot be made strict.
+
+    ``without_default`` gives the JSON pointers (into ``schema``) of the optional
+    properties that have no default (``wink.contract.schema.fields_without_default``);
+    it is called only if an optional property shows no ``default``.
+    """
     root = object_root(schema, tool_name, rules.dialect)
     subject = f"tool {tool_name!r}"
+    no_default = cache(lambda: _rooted(without_default(), schema))
     losses: list[str] = []
     for pointer, node in iter_schema_nodes(root):
         _check_expressible(node, pointer, rules, subject)
-        losses.extend(_default_losses(node, pointer, rules))
+        losses.extend(_default_losses(node, pointer, rules, subject, no_default))
     if not rules.allow_recursion:
         _check_not_recursive(root, rules, subject)
 
@@ -161,19 +180,54 @@ def _inexpressible(node: JsonSchema) -> str | None:
     return None
 
 
-def _default_losses(node: JsonSchema, pointer: str, rules: StrictRules) -> list[str]:
-    """Optional fields where sending ``null`` would not mean "use the default"."""
+def _rooted(pointers: frozenset[str], schema: JsonSchema) -> frozenset[str]:
+    """``pointers`` plus, for a root ``$ref`` that ``object_root`` inlines, their root twins."""
+    ref = schema.get("$ref")
+    if not isinstance(ref, str):
+        return pointers
+    prefix = f"{ref}/"
+    return pointers | {f"#/{p.removeprefix(prefix)}" for p in pointers if p.startswith(prefix)}
+
+
+def _default_losses(
+    node: JsonSchema,
+    pointer: str,
+    rules: StrictRules,
+    subject: str,
+    no_default: Callable[[], frozenset[str]],
+) -> list[str]:
+    """Optional fields where sending ``null`` would not mean "use the default".
+
+    An optional field with no default whose contract rejects ``null`` cannot be
+    required at all: ``ProviderSchemaError``.
+    """
     if not rules.require_every_property or not isinstance(node.get("properties"), dict):
         return []
     required = set(node.get("required", ()))
     losses = []
     for name, prop in node["properties"].items():
-        if name in required or not isinstance(prop, dict) or not accepts_null(prop):
+        if name in required or not isinstance(prop, dict):
             continue
-        if prop.get("default", ...) is not None:
-            where = field_path(f"{pointer}/properties/{name}")
-            losses.append(f"{where}: null means None, not the field's default, once required")
+        here = f"{pointer}/properties/{name}"
+        where = field_path(here)
+        if "default" in prop or here not in no_default():
+            if accepts_null(prop) and prop.get("default", ...) is not None:
+                losses.append(f"{where}: null means None, not the field's default, once required")
+            continue
+        if not (accepts_null(prop) or _one_value(prop)):
+            raise ProviderSchemaError(
+                f"{subject}: field {where} may be left out but has no default, and "
+                f"{rules.dialect} requires every field; a model would send null, which the "
+                "field rejects (make it required or accept None, or emit this tool with strict off)"
+            )
+        losses.append(f"{where}: has no default, so once required it is never left out")
     return losses
+
+
+def _one_value(prop: JsonSchema) -> bool:
+    """Whether ``prop`` admits a single value (a ``const`` or one-value ``enum``)."""
+    enum = prop.get("enum")
+    return "const" in prop or (isinstance(enum, list) and len(enum) == 1)
 
 
 def _check_not_recursive(root: JsonSchema, rules: StrictRules, subject: str) -> None:
@@ -217,6 +271,10 @@ def _rewrite_node(
         node = {**all_of[0], **node}
     if "properties" in node or node.get("type") == "object":
         _close_object(node, rules)
+    else:
+        # A union branch's ``$ref`` may carry its tag as ``required`` (see
+        # ``wink.contract.schema``); the object itself now requires the tag.
+        node.pop("required", None)
     moved = _unsupported(node, pointer, rules, losses)
     if not rules.keep_defaults:
         node.pop("default", None)
@@ -230,13 +288,17 @@ def _rewrite_node(
 def _close_object(node: JsonSchema, rules: StrictRules) -> None:
     properties: dict[str, Any] = node.setdefault("properties", {})
     node["additionalProperties"] = False
-    if not rules.require_every_property:
-        return
     required = set(node.get("required", ()))
     for name, prop in properties.items():
-        if name not in required:
+        if name in required:
+            continue
+        if _one_value(prop) and (rules.require_every_property or "default" in prop):
+            required.add(name)  # its one value is its default: requiring it loses nothing
+        elif rules.require_every_property:
             properties[name] = _nullable(prop)
-    node["required"] = list(properties)
+            required.add(name)
+    if required or rules.require_every_property:
+        node["required"] = [name for name in properties if name in required]
 
 
 def _nullable(prop: JsonSchema) -> JsonSchema:
@@ -269,17 +331,7 @@ def _unsupported(
             continue  # dropped by the caller, never described
         moved[key] = node.pop(key)
         if key == "prefixItems":
-            rest = [node["items"]] if isinstance(node.get("items"), dict) else []
-            node["items"] = _widened([*value, *rest])
+            widen_tuple(node, value)
         if key not in _ANNOTATIONS:
             losses.append(f"{field_path(pointer)}: {key} moved into the description")
     return moved
-
-
-def _widened(prefix_items: list[JsonSchema]) -> JsonSchema:
-    """One item schema accepting every position of a tuple."""
-    distinct: list[JsonSchema] = []
-    for item in prefix_items:
-        if item not in distinct:
-            distinct.append(item)
-    return distinct[0] if len(distinct) == 1 else {"anyOf": distinct}

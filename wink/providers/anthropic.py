@@ -20,7 +20,7 @@ from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
-from wink.providers._payload import as_data, text_field
+from wink.providers._payload import as_data, list_field, text_field
 from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, make_strict
@@ -99,8 +99,9 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
     content blocks, as tool calls (dicts or SDK objects)."""
     data = as_data(payload)
     if isinstance(data, Mapping) and "content" in data:
+        # A message's content is a string (text only) or a list of blocks.
         content = data["content"]
-        blocks = content if isinstance(content, list) else []
+        blocks = [] if isinstance(content, str) else list_field(data, "content", "")
         where = "content"
     elif isinstance(data, Mapping) and data.get("type") == "tool_use":
         blocks, where = [data], "block"

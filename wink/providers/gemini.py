@@ -25,7 +25,14 @@ from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
 from wink.providers._openapi import openapi_schema
-from wink.providers._payload import as_data, field, text_field
+from wink.providers._payload import (
+    as_data,
+    field,
+    list_field,
+    object_at,
+    object_field,
+    text_field,
+)
 from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, tools_of
 from wink.runtime.call import ToolCall
@@ -77,13 +84,16 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
     """
     data = as_data(payload)
     if isinstance(data, Mapping) and "candidates" in data:
-        candidates = data["candidates"] or []
+        candidates = list_field(data, "candidates", "")
         if not candidates:
             return []
-        content = as_data(candidates[0]).get("content") or {}
-        return _calls_from_parts(content.get("parts") or [], "candidates[0].content.parts")
+        content = object_field(
+            object_at(candidates[0], "candidates[0]"), "content", "candidates[0]"
+        )
+        parts = list_field(content, "parts", "candidates[0].content")
+        return _calls_from_parts(parts, "candidates[0].content.parts")
     if isinstance(data, Mapping) and "parts" in data:
-        return _calls_from_parts(data["parts"] or [], "parts")
+        return _calls_from_parts(list_field(data, "parts", ""), "parts")
     if isinstance(data, Mapping) and field(data, "functionCall", "function_call") is not None:
         return _calls_from_parts([data], "part")
     if isinstance(data, Mapping) and "name" in data:
@@ -143,16 +153,15 @@ def _tool_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
 def _calls_from_parts(parts: list[Any], where: str) -> list[ToolCall]:
     calls = []
     for index, raw in enumerate(parts):
-        part = as_data(raw)
-        if not isinstance(part, Mapping):
-            raise ProviderPayloadError(f"{where}[{index}]: expected an object")
+        part = object_at(raw, f"{where}[{index}]")
         function_call = field(part, "functionCall", "function_call")
         here = f"{where}[{index}].functionCall" if where != "function call" else where
         if function_call is None and "name" in part:
             # A bare FunctionCall, as the SDK's ``response.function_calls`` lists them.
             function_call, here = part, f"{where}[{index}]"
-        if not isinstance(function_call, Mapping):
-            continue
+        if function_call is None:
+            continue  # text, a function response, inline data...
+        function_call = object_at(function_call, here)
         name = text_field(function_call, "name", here)
         # A function declared without parameters is called without ``args``: no arguments.
         arguments = function_call.get("args")

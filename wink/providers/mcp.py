@@ -6,6 +6,14 @@ return nothing. MCP requires ``outputSchema`` to describe an object, so a
 result type that is not one (a list, a union, a scalar) is wrapped as
 ``{"type": "object", "properties": {"result": <schema>}, "required": ["result"]}``
 and its ``structuredContent`` as ``{"result": <value>}``.
+
+A client checks a successful result of a tool with an ``outputSchema`` for
+``structuredContent`` (the official one raises without it), so a success carries
+it whenever its value fits the schema: ``{"result": null}`` for a ``None`` value
+of a result type that allows it (``R | None``).
+MCP has no flag that keeps ``structuredContent`` from the model; a value kept
+out of context (``exclude_value_from_context``) is left out of the text content
+only, and clients that show ``structuredContent`` to the model will show it.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from wink.providers._inline import inline_root_ref, object_root
 from wink.providers._payload import as_data, text_field
 from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, tools_of
+from wink.providers._strict import accepts_null
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
@@ -74,21 +83,24 @@ def parse_tool_call(request: Any) -> ToolCall:
 
 def call_tool_result(result: ToolResult[Any], *, tool: Tool[Any, Any]) -> dict[str, Any]:
     """The ``CallToolResult`` of ``result``: a text block (``result.render()`` after the
-    message), ``structuredContent`` matching the tool's ``outputSchema``, ``isError``.
+    message, unless the value is kept out of context), ``structuredContent``
+    matching the tool's ``outputSchema``, ``isError``.
 
-    ``structuredContent`` is left out when there is no value or the value is kept
-    out of context (``exclude_value_from_context``).
+    ``structuredContent`` is left out when the tool has no ``outputSchema``, and
+    when there is no value, except for a success whose result type accepts
+    ``None`` (``R | None``), which sends ``{"result": null}``.
     """
     text = result_text(result)
     payload: dict[str, Any] = {
         "content": [{"type": "text", "text": text}] if text else [],
         "isError": not result.success,
     }
-    if result.value is not None and not result.exclude_value_from_context:
+    if not _has_output_schema(tool):
+        return payload
+    wrapped = _result_is_wrapped(tool)
+    if result.value is not None or (result.success and wrapped and _accepts_none(tool)):
         structured = tool.result_contract.dump(result.value)
-        payload["structuredContent"] = (
-            {RESULT_KEY: structured} if _result_is_wrapped(tool) else structured
-        )
+        payload["structuredContent"] = {RESULT_KEY: structured} if wrapped else structured
     return payload
 
 
@@ -99,7 +111,7 @@ def _tool_spec(tool: Tool[Any, Any]) -> dict[str, Any]:
             "description": tool.description,
             "inputSchema": object_root(tool.params_schema, tool.name, _DIALECT),
         }
-        if tool.result_type is not None and tool.result_type is not type(None):
+        if _has_output_schema(tool):
             spec["outputSchema"] = _output_schema(tool.result_schema)
         frozen: dict[str, Any] = freeze(spec)
         return frozen
@@ -125,3 +137,11 @@ def _output_schema(schema: JsonSchema) -> JsonSchema:
 
 def _result_is_wrapped(tool: Tool[Any, Any]) -> bool:
     return inline_root_ref(tool.result_schema).get("type") != "object"
+
+
+def _has_output_schema(tool: Tool[Any, Any]) -> bool:
+    return tool.result_type is not None and tool.result_type is not type(None)
+
+
+def _accepts_none(tool: Tool[Any, Any]) -> bool:
+    return accepts_null(inline_root_ref(tool.result_schema))

@@ -9,7 +9,9 @@ the source are ignored, since a disabled section hides its tools):
   raises ``ProviderSchemaError`` naming tool and field when it cannot.
 - ``"auto"`` is strict only when the rewrite keeps the schema's meaning: no
   assertion moved into a description, no optional field whose ``null`` would
-  mean ``None`` rather than its default. ``strict_issues(tool)`` says why not.
+  mean ``None`` rather than its default, no optional field without a default
+  (a ``TypedDict`` ``NotRequired`` key, which strict mode would always send).
+  ``strict_issues(tool)`` says why not.
 
 In strict mode a model sends ``null`` for an optional field; parsing with the
 tool's contract turns it into the field's declared default.
@@ -20,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
-from wink.providers._payload import as_data, text_field
+from wink.providers._payload import as_data, list_field, object_at, object_field, text_field
 from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, StrictSchema, make_strict
@@ -126,15 +129,16 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
             f"expected an OpenAI response, message or list of tool calls, got {type(data).__name__}"
         )
     if "choices" in data:
-        choices = data["choices"] or []
+        choices = list_field(data, "choices", "")
         if not choices:
             return []
-        message = as_data(choices[0]).get("message") or {}
-        return _calls_from_items(message.get("tool_calls") or [], "choices[0].message.tool_calls")
+        message = object_field(object_at(choices[0], "choices[0]"), "message", "choices[0]")
+        where = "choices[0].message"
+        return _calls_from_items(list_field(message, "tool_calls", where), f"{where}.tool_calls")
     if isinstance(data.get("output"), list):
         return _calls_from_items(data["output"], "output")
     if "tool_calls" in data:
-        return _calls_from_items(data["tool_calls"] or [], "tool_calls")
+        return _calls_from_items(list_field(data, "tool_calls", ""), "tool_calls")
     if data.get("type") == "function_call" or "function" in data:
         return _calls_from_items([data], "tool call")
     if "role" in data:
@@ -212,7 +216,12 @@ def _parameters(tool: Tool[Any, Any], strict: StrictMode) -> tuple[JsonSchema, b
 
 
 def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
-    made = make_strict(tool.params_schema, STRICT_RULES, tool.name)
+    made = make_strict(
+        tool.params_schema,
+        STRICT_RULES,
+        tool.name,
+        lambda: fields_without_default(tool.params_type),
+    )
     _check_limits(made.schema, tool.name)
     return made
 
@@ -275,16 +284,14 @@ def _object_depth(node: JsonSchema) -> int:
 def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
     calls = []
     for index, raw in enumerate(items):
-        item = as_data(raw)
         here = f"{where}[{index}]" if where != "tool call" else where
-        if not isinstance(item, Mapping):
-            raise ProviderPayloadError(f"{here}: expected an object, got {type(item).__name__}")
+        item = object_at(raw, here)
         kind = item.get("type")
         if kind == "function_call":
             name = text_field(item, "name", here)
             calls.append(ToolCall(name, item.get("arguments"), item.get("call_id")))
-        elif kind in (None, "function") and isinstance(item.get("function"), Mapping):
-            function = item["function"]
+        elif kind in (None, "function") and "function" in item:
+            function = object_at(item["function"], f"{here}.function")
             name = text_field(function, "name", f"{here}.function")
             calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
         # Other items (messages, reasoning, custom or hosted tool calls) call no function.
