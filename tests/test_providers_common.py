@@ -114,7 +114,7 @@ def test_the_returned_list_is_the_callers_own() -> None:
 
 def test_cached_specs_refuse_changes_at_every_level() -> None:
     (spec,) = openai.tool_specs([CORPUS["optional_field"]])
-    with pytest.raises(TypeError, match=r"read-only; copy.deepcopy\(spec\) gives a mutable copy"):
+    with pytest.raises(TypeError, match=r"read-only; copy.deepcopy\(value\) gives a mutable copy"):
         spec["function"]["strict"] = False
     with pytest.raises(TypeError):
         spec["function"]["parameters"]["required"].append("limit")

@@ -461,3 +461,22 @@ def test_the_filesystem_shortcut_reads_the_resources() -> None:
 def test_the_event_bus_is_the_session() -> None:
     session = object()
     assert ToolContext(session=session).event_bus is session
+
+
+def test_params_schema_is_read_only_so_tools_sharing_a_type_cannot_corrupt_each_other() -> None:
+    first = Tool[LookupParams, None](name="first", description="First.")
+    second = Tool[LookupParams, None](name="second", description="Second.")
+    with pytest.raises(TypeError, match="read-only"):
+        first.params_schema["properties"]["entity_id"]["type"] = "integer"
+    with pytest.raises(TypeError, match="read-only"):
+        first.params_schema["required"].append("include_related")
+    assert second.params_schema["properties"]["entity_id"]["type"] == "string"
+    assert second.params_schema["required"] == ["entity_id"]
+
+
+def test_overridden_params_schema_is_read_only_too() -> None:
+    tool = Tool[LookupParams, None](name="lookup", description="Look up.")
+    overridden = tool.with_descriptions(params={"entity_id": "The id."})
+    with pytest.raises(TypeError, match="read-only"):
+        overridden.params_schema["properties"]["entity_id"]["description"] = "changed"
+    assert overridden.params_schema["properties"]["entity_id"]["description"] == "The id."

@@ -14,6 +14,7 @@ from pydantic_core import SchemaValidator, to_json
 from wink.contract._core_schema import forbid_extra_everywhere
 from wink.contract._field_search import field_mentioning, field_not_json
 from wink.contract.conformance import check_schema
+from wink.contract.frozen import freeze
 from wink.contract.messages import (
     FieldProblem,
     describe_problems,
@@ -121,7 +122,7 @@ def compile_contract(tp: Any) -> Contract[Any]:
 
 def _compile(tp: Any) -> Contract[Any]:
     if tp is None or tp is type(None):
-        return Contract(None, dict(_EMPTY_OBJECT), {"type": "null"}, None, None)
+        return Contract(None, freeze(_EMPTY_OBJECT), freeze({"type": "null"}), None, None)
     name = type_name(tp)
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
@@ -153,7 +154,8 @@ def _compile(tp: Any) -> Contract[Any]:
         missing = getattr(error, "name", None) or ""
         where = field_mentioning(tp, missing) or name
         raise PromptValidationError(f"{where}: unresolved forward reference {missing!r}") from None
-    return Contract(tp, input_schema, output_schema, validator, adapter)
+    # Every tool with this type shares these schemas: read-only, so none can change another's.
+    return Contract(tp, freeze(input_schema), freeze(output_schema), validator, adapter)
 
 
 def type_name(tp: Any) -> str:

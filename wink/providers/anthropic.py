@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
-from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
 from wink.providers._payload import as_data, list_field, text_field
 from wink.providers._results import result_text

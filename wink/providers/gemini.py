@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from wink.contract.frozen import freeze
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
-from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
 from wink.providers._openapi import openapi_schema
 from wink.providers._payload import (

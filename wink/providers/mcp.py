@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema
 from wink.providers._errors import ProviderPayloadError
-from wink.providers._frozen import freeze
 from wink.providers._inline import inline_root_ref, object_root
 from wink.providers._payload import as_data, text_field
 from wink.providers._results import result_text

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from wink.contract.frozen import freeze
 from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
-from wink.providers._frozen import freeze
 from wink.providers._inline import object_root
 from wink.providers._payload import as_data, list_field, object_at, object_field, text_field
 from wink.providers._results import result_text

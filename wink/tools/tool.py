@@ -15,6 +15,7 @@ from wink.contract import (
     schema_validator,
     type_name,
 )
+from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError
 from wink.tools.context import ToolContext
@@ -306,4 +307,5 @@ def _describe_params(tool: Tool[Any, Any], descriptions: dict[str, str]) -> Json
             )
         properties[field_name] = {**properties[field_name], "description": text}
     schema["properties"] = properties
-    return schema
+    frozen: JsonSchema = freeze(schema)
+    return frozen

@@ -1,4 +1,5 @@
-"""Read-only JSON containers: cached specs are shared, so nobody may change them.
+"""Read-only JSON containers: compiled schemas and cached specs are shared, so nobody may
+change them.
 
 They are ``dict`` and ``list`` subclasses, so ``json.dumps``, pydantic, the
 provider SDKs and ``==`` treat them as plain JSON; every mutating method raises
@@ -13,8 +14,8 @@ from typing import Any, NoReturn, SupportsIndex
 __all__ = ["FrozenDict", "FrozenList", "freeze", "thaw"]
 
 _REFUSAL = (
-    "provider specs are cached and shared, so they are read-only; "
-    "copy.deepcopy(spec) gives a mutable copy"
+    "compiled schemas and provider specs are shared, so they are read-only; "
+    "copy.deepcopy(value) gives a mutable copy"
 )
 
 
