@@ -464,3 +464,16 @@ def test_restoring_any_snapshot_gives_back_exactly_its_state(
         for token, state in reversed(snapshots[: start + 1]):
             filesystem.restore(token)
             assert tree(filesystem) == state
+
+
+def test_host_restore_undoes_a_file_replaced_by_a_directory(tmp_path: Path) -> None:
+    fs = HostFilesystem(tmp_path)
+    fs.write("a", "file")
+    token = fs.snapshot()
+    with pytest.raises(FilesystemError):
+        fs.write("a/x", "under a file")
+    fs.delete("a")
+    fs.write("a/x", "now a directory")
+    fs.restore(token)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+    assert fs.read("a") == "file"

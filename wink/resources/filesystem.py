@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import shutil
 import threading
 import weakref
 from collections.abc import Mapping
@@ -438,13 +439,15 @@ class HostFilesystem:
 
     def _put_back(self, relative: str, prior: _Prior) -> None:
         host_path = os.path.join(self._root, relative)
-        if os.path.isdir(host_path):
-            # Only directories created since the snapshot are journaled, and every
-            # path inside them was journaled later, so it is empty by now.
-            os.rmdir(host_path)
+        if os.path.isdir(host_path) and not os.path.islink(host_path):
+            # Journaled paths were never directories at the snapshot (only files, or
+            # missing), so this directory and everything in it came later.
+            shutil.rmtree(host_path)
         elif prior is None and os.path.lexists(host_path):
             os.remove(host_path)
         if prior is not None:
+            # Entries are put back newest first; a parent removed above may hold this file.
+            os.makedirs(os.path.dirname(host_path), exist_ok=True)
             with open(host_path, "wb") as file:
                 file.write(prior)
 
