@@ -87,16 +87,18 @@ class Contract(Generic[T]):
         raise ContractViolation("unexpected arguments", (problem,))
 
     def dump(self, value: T, *, exclude_none: bool = False) -> Any:
-        """Serialize ``value`` to JSON-compatible Python data."""
+        """Serialize ``value`` to JSON-compatible Python data, keys named as ``output_schema``."""
         if self._adapter is None:
             return None
-        return self._adapter.dump_python(value, mode="json", exclude_none=exclude_none)
+        return self._adapter.dump_python(
+            value, mode="json", exclude_none=exclude_none, by_alias=True
+        )
 
     def dump_json(self, value: T, *, exclude_none: bool = False) -> str:
-        """Serialize ``value`` to compact JSON text."""
+        """Serialize ``value`` to compact JSON text, keys named as ``output_schema``."""
         if self._adapter is None:
             return "null"
-        return self._adapter.dump_json(value, exclude_none=exclude_none).decode()
+        return self._adapter.dump_json(value, exclude_none=exclude_none, by_alias=True).decode()
 
 
 _cache: dict[Any, Contract[Any]] = {}

@@ -7,18 +7,20 @@ the core schema instead; the user's classes are not touched.
 
 The same walk rejects field types that cannot round-trip through JSON, and brings
 parsing in line with the JSON Schema where pydantic is looser: booleans are not
-numbers in literals and enumerations, and sets refuse repeated items.
+numbers in literals and enumerations, numbers are finite, and sets refuse
+repeated items.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic_core import PydanticCustomError
 from pydantic_core import core_schema as cs
 
+from wink.contract._aliases import shown_name
 from wink.errors import PromptValidationError
 
 __all__ = ["forbid_extra_everywhere"]
@@ -54,7 +56,7 @@ def _rewrite(node: Any, where: _Where) -> Any:
     if not isinstance(node, dict):
         return node
     kind = node.get("type")
-    if kind == "model" and not node.get("root_model"):
+    if kind == "model":
         return _model_without_prebuilt(node, where)
     if kind == "dataclass":
         owner = where.at(node["cls"].__qualname__)
@@ -70,19 +72,18 @@ def _rewrite(node: Any, where: _Where) -> Any:
     rewritten = {}
     for key, value in node.items():
         if key == "fields" and kind in ("model-fields", "typed-dict"):
-            rewritten[key] = {
-                name: _rewrite(field, where.at(where.owner, name)) for name, field in value.items()
-            }
+            rewritten[key] = {name: _field(field, name, where) for name, field in value.items()}
         elif key == "fields" and kind == "dataclass-args":
-            rewritten[key] = [
-                _rewrite(field, where.at(where.owner, field["name"])) for field in value
-            ]
+            rewritten[key] = [_field(field, field["name"], where) for field in value]
         else:
             rewritten[key] = _rewrite(value, where)
     if kind in ("model-fields", "dataclass-args", "typed-dict"):
         rewritten["extra_behavior"] = "forbid"
     if kind == "union":
         rewritten["choices"] = _union_choices(node["choices"], rewritten["choices"], where)
+    if kind in ("float", "decimal"):
+        # JSON has no NaN or Infinity, and ``1e400`` would parse as infinity.
+        rewritten["allow_inf_nan"] = False
     if kind == "int":
         return _integral_floats_allowed(rewritten)
     if kind == "literal":
@@ -92,6 +93,19 @@ def _rewrite(node: Any, where: _Where) -> Any:
     if kind in ("set", "frozenset"):
         return _repeats_refused(rewritten, set if kind == "set" else frozenset)
     return rewritten
+
+
+def _field(field: dict[str, Any], name: str, where: _Where) -> Any:
+    """Rewrite one field, refusing an alias that the JSON Schema cannot show."""
+    at = where.at(where.owner, name)
+    alias = field.get("validation_alias")
+    if shown_name(name, alias) is None:
+        raise PromptValidationError(
+            f"{at.describe()}: validation alias {alias!r} reads a value nested in another "
+            f"key, which the JSON Schema cannot show (it would show {name!r}, which parsing "
+            "refuses); use a plain alias or AliasChoices with a plain name first"
+        )
+    return _rewrite(field, at)
 
 
 def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
@@ -137,8 +151,13 @@ def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[st
 
     def same_json_kind(value: Any) -> Any:
         kind = _json_kind(value)
-        if kind is None or any(kind == k and value == v for k, v in typed):
+        if kind is None:
             return value
+        for expected_kind, expected_value in typed:
+            if kind == expected_kind and value == expected_value:
+                # The declared value itself: pydantic would look ``1.0`` up among
+                # values where ``1.0 == 1 == True`` and might return ``True``.
+                return expected_value
         raise PydanticCustomError(
             "literal_error",
             "Input should be {expected}, not a {kind}",
@@ -291,22 +310,50 @@ def _accepts_none(schema: dict[str, Any]) -> bool:
     return False
 
 
+class _ValidatedFields:
+    """A stand-in instance holding a model's validated fields until the model is built.
+
+    pydantic-core reuses a model class's own validator wherever the class appears,
+    so a rewritten schema must not name the class; validating it as a model of this
+    class instead keeps what only a model node carries: the class's config
+    (``str_strip_whitespace``, ``str_max_length``, ``validate_default``...).
+    """
+
+    __pydantic_fields_set__: set[str]
+
+    __slots__ = (
+        "__dict__",
+        "__pydantic_extra__",
+        "__pydantic_fields_set__",
+        "__pydantic_private__",
+    )
+
+
 def _model_without_prebuilt(node: dict[str, Any], where: _Where) -> dict[str, Any]:
-    """Validate a model's fields with a forbidding schema, then build the instance."""
+    """Validate a model's fields (or root) with a forbidding schema, then build the instance."""
     cls = node["cls"]
-    owner = where.at(cls.__qualname__)
-    fields_schema = _rewrite(node["schema"], owner)
-    build = _model_builder(cls)
-    replacement = cs.no_info_after_validator_function(build, fields_schema)
+    is_root = bool(node.get("root_model"))
+    # Unknown keys are refused by the rewritten fields schema, whatever the class says.
+    config = {k: v for k, v in node.get("config", {}).items() if k != "extra_fields_behavior"}
+    stand_in = cs.model_schema(
+        _ValidatedFields,
+        _rewrite(node["schema"], where.at(cls.__qualname__)),
+        root_model=is_root,
+        strict=node.get("strict"),
+        config=cast(cs.CoreConfig, config),
+    )
+    replacement = cs.no_info_after_validator_function(_model_builder(cls, is_root), stand_in)
     if "ref" in node:
         replacement["ref"] = node["ref"]
     return dict(replacement)
 
 
-def _model_builder(cls: Any) -> Callable[[Any], Any]:
-    def build(validated: tuple[dict[str, Any], Any, set[str]]) -> Any:
-        values, _extra, fields_set = validated
-        return cls.model_construct(_fields_set=fields_set, **values)
+def _model_builder(cls: Any, is_root: bool) -> Callable[[_ValidatedFields], Any]:
+    def build(validated: _ValidatedFields) -> Any:
+        values = validated.__dict__
+        if is_root:
+            return cls.model_construct(values["root"])
+        return cls.model_construct(_fields_set=validated.__pydantic_fields_set__, **values)
 
     return build
 

@@ -11,9 +11,11 @@ import dataclasses
 from typing import Annotated, Any, get_origin, get_type_hints
 
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonSchemaMode
 from pydantic_core import PydanticSerializationError, PydanticUndefined, to_jsonable_python
 from pydantic_core import core_schema as cs
 
+from wink.contract._aliases import shown_name
 from wink.errors import PromptValidationError
 
 __all__ = ["EMPTY_CONTAINER_FACTORIES", "check_dataclass_facade"]
@@ -23,9 +25,16 @@ EMPTY_CONTAINER_FACTORIES: tuple[type[Any], ...] = (list, dict, set, frozenset, 
 
 
 def check_dataclass_facade(
-    cls: type[Any], core: cs.DataclassSchema, json_schema: dict[str, Any]
+    cls: type[Any],
+    core: cs.DataclassSchema,
+    json_schema: dict[str, Any],
+    mode: JsonSchemaMode = "validation",
 ) -> None:
-    """Raise ``PromptValidationError`` where the three views of ``cls`` disagree."""
+    """Raise ``PromptValidationError`` where the three views of ``cls`` disagree.
+
+    ``mode`` says which names ``json_schema`` shows: what parsing reads, or what
+    serializing writes.
+    """
     owner = cls.__qualname__
     args = core["schema"]
     compiled = {field["name"]: field for field in args.get("fields", [])}
@@ -43,8 +52,11 @@ def check_dataclass_facade(
     for field in declared:
         where = f"{owner}.{field.name}"
         compiled_field = compiled[field.name]
-        name = compiled_field.get("validation_alias") or field.name
-        if not isinstance(name, str) or name not in properties:
+        if mode == "validation":
+            name = shown_name(field.name, compiled_field.get("validation_alias"))
+        else:
+            name = compiled_field.get("serialization_alias") or field.name
+        if name is None or name not in properties:
             raise PromptValidationError(f"{where}: missing from the JSON Schema properties")
         declared_field = _declared(field, hints.get(field.name))
         _check_field(where, declared_field, properties[name], name in required)

@@ -1,11 +1,14 @@
 """Turn validation failures into messages a model can act on.
 
 Each problem reads ``path.to.field: what was wrong (got <short repr>)``; an
-unknown key lists the allowed names at that level. No pydantic URLs.
+unknown key lists the allowed names at that level. No pydantic URLs. A message
+shows the first problems only, so that a payload with thousands of mistakes
+still gets a message a model can read.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +17,17 @@ from pydantic import ValidationError
 
 from wink.contract.walk import JsonSchema
 
-__all__ = ["FieldProblem", "describe_problems", "problems_from_validation_error"]
+__all__ = [
+    "MAX_PROBLEMS_SHOWN",
+    "FieldProblem",
+    "describe_problems",
+    "format_path",
+    "problems_from_validation_error",
+]
 
 _MAX_REPR = 60
+MAX_PROBLEMS_SHOWN = 20
+"""How many problems ``describe_problems`` lists before summing up the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +35,7 @@ class FieldProblem:
     """One reason a payload broke a contract, located by its field path."""
 
     path: str
-    """Dotted path to the field (``items[2].name``), ``<root>`` for the whole payload."""
+    """Path to the field (``items[2].name``, ``by_key["a.b"]``); ``<root>`` for the payload."""
     reason: str
     """What was wrong, in words."""
 
@@ -63,18 +74,25 @@ def problems_from_validation_error(
 
 
 def describe_problems(problems: Sequence[FieldProblem]) -> str:
-    """Join problems into one message, one problem per line."""
-    return "\n".join(str(problem) for problem in problems)
+    """Join problems into one message, one per line, at most ``MAX_PROBLEMS_SHOWN`` of them."""
+    lines = [str(problem) for problem in problems[:MAX_PROBLEMS_SHOWN]]
+    hidden = len(problems) - len(lines)
+    if hidden > 0:
+        lines.append(f"... and {hidden} more problem{'s' if hidden > 1 else ''}")
+    return "\n".join(lines)
 
 
 def format_path(location: Sequence[int | str]) -> str:
-    """Render a pydantic location as ``a.b[2].c``."""
+    """Render a pydantic location as ``a.b[2].c``; other keys quoted: ``m["a.b"]``."""
     text = ""
     for part in location:
         if isinstance(part, int):
             text += f"[{part}]"
+        elif not part.isidentifier():
+            # A key with a dot, bracket or space (or an empty one) would blur the path.
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
         else:
-            text += f".{part}" if text else str(part)
+            text += f".{part}" if text else part
     return text or "<root>"
 
 

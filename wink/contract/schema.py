@@ -52,7 +52,7 @@ class _WinkJsonSchema(GenerateJsonSchema):
             description = field.metadata.get("description")
             if isinstance(description, str) and field.name in properties:
                 properties[field.name].setdefault("description", description)
-        check_dataclass_facade(cls, schema, json_schema)
+        check_dataclass_facade(cls, schema, json_schema, self.mode)
         return json_schema
 
 
