@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import sys
 from pathlib import Path
 
@@ -93,6 +95,44 @@ def test_relative_file_target_is_named_like_its_import_path(tmp_path: Path) -> N
         assert tool.params_type.__module__ == "examples.ping"
     finally:
         sys.modules.pop("examples.ping", None)
+
+
+def test_a_file_named_like_a_loaded_module_leaves_that_module_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Restored after the test even if the file does replace it.
+    monkeypatch.setitem(sys.modules, "json", json)
+    (tmp_path / "json.py").write_text(TOOL_MODULE)
+    (first,) = resolve_targets(["json.py:ping"])
+    (again,) = resolve_targets(["json.py:ping"])
+    module = sys.modules.pop(first.params_type.__module__)
+    assert sys.modules["json"] is json
+    assert module.__file__ == str(tmp_path / "json.py")
+    assert again is first
+
+
+def test_a_file_named_like_a_standard_module_not_yet_loaded_does_not_take_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(sys.modules, "mailbox", raising=False)
+    (tmp_path / "mailbox.py").write_text(TOOL_MODULE)
+    (tool,) = resolve_targets(["mailbox.py:ping"])
+    module = sys.modules.pop(tool.params_type.__module__)
+    assert module.__name__ != "mailbox"
+    assert "mailbox" not in sys.modules
+
+
+def test_a_failing_file_named_like_a_loaded_module_leaves_that_module_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "copy", copy)
+    (tmp_path / "copy.py").write_text("raise RuntimeError('boom')\n")
+    assert main(["tools", "copy.py:tools"]) == 1
+    assert capsys.readouterr().err == (
+        "wink: target 'copy.py:tools': importing 'copy.py' failed at copy.py:1: "
+        "RuntimeError: boom\n"
+    )
+    assert sys.modules["copy"] is copy
 
 
 def test_the_same_tool_from_two_targets_is_listed_once() -> None:

@@ -189,6 +189,54 @@ def test_malformed_line_is_reported_and_the_rest_still_checked(
     ]
 
 
+@pytest.mark.parametrize("document", [{"name": "listing"}, {"name": "listing", "arguments": None}])
+def test_a_call_without_arguments_is_rejected_as_the_executor_rejects_it(
+    document: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(tmp_path / "calls.jsonl", document)
+    assert main(["validate", f"{SHOP}:all_optional", calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: listing: <root>: input should be an object (got None)\n"
+    )
+
+
+def test_a_tool_that_takes_no_arguments_accepts_every_empty_payload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "ping"},
+        {"name": "ping", "arguments": None},
+        {"name": "ping", "arguments": ""},
+        {"name": "ping", "arguments": {}},
+    )
+    assert main(["validate", f"{SHOP}:all_optional", calls]) == 0
+    assert capsys.readouterr().out == (
+        "checked 4 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n"
+    )
+
+
+def test_arguments_json_cannot_carry_are_that_call_s_problem_and_the_rest_still_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        '{"name": "search", "arguments": {"query": "\\ud800"}}',
+        {"name": "search", "arguments": {"query": 3}},
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"{calls}:1: search: <root>: the arguments cannot be read: PydanticSerializationError: "
+        "Error serializing to JSON: UnicodeEncodeError: 'utf-8' codec can't encode character "
+        "'\\ud800' in position 0: surrogates not allowed",
+        f"{calls}:2: search: query: input should be a valid string (got 3)",
+    ]
+    assert captured.out == (
+        "checked 2 tool calls in 1 file: 2 invalid, 0 unknown tools, 0 malformed lines\n"
+    )
+
+
 def test_line_that_is_not_an_object_is_malformed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -399,6 +447,115 @@ def test_messages_without_calls_yield_nothing(
     assert capsys.readouterr().out == (
         "checked 1 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n"
     )
+
+
+NO_CALLS = {
+    "openai-function-call-output": {"type": "function_call_output", "call_id": "c1", "output": "r"},
+    "openai-reasoning-item": {"type": "reasoning", "id": "rs_1", "summary": []},
+    "openai-output-text-part": {"type": "output_text", "text": "hi", "annotations": []},
+    "openai-responses-request-with-text-input": {"model": "m", "input": "find tea"},
+    "anthropic-tool-result-block": {"type": "tool_result", "tool_use_id": "t1", "content": "r"},
+    "anthropic-text-block": {"type": "text", "text": "hi"},
+    "gemini-function-response-part": {
+        "functionResponse": {"name": "search", "response": {"output": "x"}}
+    },
+    "gemini-text-part": {"text": "hi"},
+    "mcp-response": {"jsonrpc": "2.0", "id": 7, "result": {"content": [], "isError": False}},
+    "mcp-notification": {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    "mcp-other-request": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+}
+NOT_FUNCTION_CALLS = {
+    "openai-custom-tool-call": {
+        "type": "custom_tool_call",
+        "call_id": "c1",
+        "name": "search",
+        "input": "free text",
+    },
+    "openai-mcp-call": {
+        "type": "mcp_call",
+        "id": "mcp_1",
+        "server_label": "shop",
+        "name": "search",
+        "arguments": '{"query": 1}',
+    },
+    "openai-web-search-call": {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+    "anthropic-server-tool-use": {
+        "type": "server_tool_use",
+        "id": "s1",
+        "name": "web_search",
+        "input": {"query": "tea"},
+    },
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NO_CALLS))
+def test_items_without_calls_yield_nothing(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl", NO_CALLS[shape], {"name": "search", "arguments": {"query": "a"}}
+    )
+    assert main(["validate", TOOLS, calls]) == 0
+    assert capsys.readouterr() == (
+        "checked 1 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n",
+        "",
+    )
+
+
+@pytest.mark.parametrize("shape", sorted(NOT_FUNCTION_CALLS))
+def test_calls_no_wink_tool_answers_yield_nothing(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        NOT_FUNCTION_CALLS[shape],
+        {"name": "search", "arguments": {"query": "a"}},
+    )
+    assert main(["validate", TOOLS, calls]) == 0
+    assert capsys.readouterr() == (
+        "checked 1 tool calls in 1 file: 0 invalid, 0 unknown tools, 0 malformed lines\n",
+        "",
+    )
+
+
+def test_a_typed_call_of_no_provider_shape_is_still_read_as_a_plain_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = write_calls(
+        tmp_path / "calls.jsonl", {"type": "tool_call", "name": "search", "arguments": {}}
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == f"{calls}:1: search: query: required field is missing\n"
+
+
+def test_a_stream_chunk_is_malformed_and_the_rest_still_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunk = {
+        "object": "chat.completion.chunk",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": '{"limit": 1}'},
+                        }
+                    ]
+                },
+            }
+        ],
+    }
+    calls = write_calls(tmp_path / "calls.jsonl", chunk, {"name": "search", "arguments": {}})
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: malformed line: choices[0]: a stream chunk (a delta, not a message): "
+        "assemble the deltas first",
+        f"{calls}:2: search: query: required field is missing",
+    ]
 
 
 def test_a_file_with_no_calls_passes_with_a_warning(

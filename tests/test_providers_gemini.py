@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from provider_corpus import CORPUS, Empty
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from wink import Tool, ToolResult
 from wink.providers import ProviderPayloadError, ProviderSchemaError, gemini
@@ -211,6 +211,31 @@ def test_openapi_form_turns_a_discriminated_union_into_any_of() -> None:
         {"default": "cat", "type": "STRING", "enum": ["cat"]},
         {"type": "STRING", "enum": ["dog"]},
     ]
+
+
+class Leaf(BaseModel):
+    kind: Literal["leaf"] = "leaf"
+    colour: str
+
+
+class Stone(BaseModel):
+    kind: Literal["stone"] = "stone"
+    weight: int
+
+
+class Heap(BaseModel):
+    item: Annotated[Leaf | Stone, Field(discriminator="kind")]
+    first: Leaf
+
+
+def test_openapi_form_keeps_a_union_branch_s_own_required_fields_beside_its_tag() -> None:
+    tool = Tool[Heap, None](name="heap", description="Heap.")
+    parameters = gemini.tool_specs([tool], form="openapi")[0]["parameters"]
+    assert [branch["required"] for branch in parameters["properties"]["item"]["anyOf"]] == [
+        ["colour", "kind"],
+        ["kind", "weight"],
+    ]
+    assert parameters["properties"]["first"]["required"] == ["colour"]
 
 
 def test_openapi_form_keeps_a_plain_union_as_any_of() -> None:

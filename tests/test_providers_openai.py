@@ -390,6 +390,42 @@ def test_tool_calls_are_read_from_a_responses_output() -> None:
     assert openai.parse_tool_calls(response) == [ToolCall("search", '{"query":"y"}', "call_7")]
 
 
+CHUNK = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "choices": [
+        {
+            "index": 0,
+            "delta": {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "search", "arguments": '{"qu'},
+                    }
+                ]
+            },
+        }
+    ],
+}
+
+
+def test_a_stream_chunk_is_refused_since_it_holds_only_part_of_a_call() -> None:
+    with pytest.raises(ProviderPayloadError) as raised:
+        openai.parse_tool_calls(CHUNK)
+    assert str(raised.value) == (
+        "choices[0]: a stream chunk (a delta, not a message): assemble the deltas first"
+    )
+
+
+def test_a_stream_chunk_sdk_object_is_refused_too() -> None:
+    chat = pytest.importorskip("openai.types.chat")
+    chunk = chat.ChatCompletionChunk.model_validate({**CHUNK, "created": 0, "model": "m"})
+    with pytest.raises(ProviderPayloadError, match="assemble the deltas first"):
+        openai.parse_tool_calls(chunk)
+
+
 def test_a_message_without_tool_calls_has_none() -> None:
     assert openai.parse_tool_calls({"role": "assistant", "content": "Hi"}) == []
     assert openai.parse_tool_calls({"choices": []}) == []

@@ -44,6 +44,11 @@ class NoteParams(BaseModel):
     text: str = Field(json_schema_extra={"maxLength": 3})
 
 
+class PageParams(BaseModel):
+    page: int = 1
+    size: int = 20
+
+
 class Folder(BaseModel):
     name: str
     children: list[Folder] = []
@@ -54,6 +59,8 @@ catalog = Tool[CatalogParams, CatalogResult](name="catalog", description="Count 
 tally = Tool[TallyParams, None](name="tally", description="Add up counts.")
 note = Tool[NoteParams, None](name="note", description="Keep a short note.")
 browse = Tool[Folder, None](name="browse", description="Walk a folder tree.")
+listing = Tool[PageParams, None](name="listing", description="List entries, a page at a time.")
+ping = Tool[None, None](name="ping", description="Check the shop is open.")
 
 template = PromptTemplate(
     ns="tests/cli",
@@ -75,6 +82,7 @@ tools = [search, catalog]
 free_form = [tally]
 loose = [note]
 with_tree = [search, browse]
+all_optional = [listing, ping, search]
 mixed = (search, "catalog")
 empty: list[Tool[object, object]] = []
 number = 42

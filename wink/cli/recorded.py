@@ -12,7 +12,12 @@ applies; the readers themselves live in ``wink.providers``. Recognised shapes:
 - MCP: a ``tools/call`` request;
 - a request body with ``messages`` (OpenAI Chat or Anthropic), read message by message.
 
-Messages without calls (user turns, tool results, text) yield nothing.
+Messages and items without calls (user turns, tool results, text, reasoning, MCP
+responses and notifications) yield nothing, and so do calls that are not function
+calls: custom tool calls and the calls of tools the provider runs itself (OpenAI's
+``custom_tool_call``, ``mcp_call``, ``web_search_call``...; Anthropic's
+``server_tool_use``), which no wink tool answers. A stream chunk is refused: its
+calls are in pieces.
 """
 
 from __future__ import annotations
@@ -29,6 +34,36 @@ _Reader = Callable[[dict[str, Any]], list[ToolCall]]
 
 _OPENAI_KEYS = ("choices", "output", "tool_calls", "function")
 _GEMINI_KEYS = ("candidates", "parts", "functionCall", "function_call")
+_GEMINI_OTHER_PARTS = (
+    "functionResponse",
+    "function_response",
+    "text",
+    "inlineData",
+    "inline_data",
+    "fileData",
+    "file_data",
+)
+# Item and block types: OpenAI Responses items and content parts, Anthropic content blocks.
+_CALL_TYPES = frozenset({"function_call", "function", "tool_use", "tool_call", "message"})
+_NO_CALL_TYPES = frozenset(
+    {
+        "text",
+        "refusal",
+        "reasoning",
+        "thinking",
+        "redacted_thinking",
+        "image",
+        "document",
+        "tool_result",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "item_reference",
+    }
+)
+# function_call_output, custom_tool_call, mcp_call, web_search_call, server_tool_use,
+# mcp_tool_result, output_text...
+_NO_CALL_SUFFIXES = ("_call", "_call_output", "_tool_use", "_tool_result", "_text")
 
 
 class UnrecognisedDocument(ValueError):
@@ -51,26 +86,47 @@ def calls_in(document: object) -> list[ToolCall]:
 def _reader_for(document: dict[str, Any]) -> _Reader:
     if document.get("method") == "tools/call":
         return _mcp_request
+    if "jsonrpc" in document or isinstance(document.get("method"), str):
+        return _no_calls  # another MCP request, a response or a notification
     if isinstance(document.get("messages"), list):
         return _each("messages", calls_in)
     if isinstance(document.get("contents"), list):
         return _each("contents", gemini.parse_tool_calls)
-    if isinstance(document.get("input"), list) and "role" not in document:
-        return _responses_request
-    if document.get("type") == "function_call" or any(key in document for key in _OPENAI_KEYS):
+    kind = document.get("type")
+    if _calls_no_function(kind):
+        return _no_calls
+    if "role" not in document and kind is None:
+        if isinstance(document.get("input"), list):
+            return _responses_request
+        if isinstance(document.get("input"), str):
+            return _no_calls  # a Responses request whose input is one user text
+    if kind == "function_call" or any(key in document for key in _OPENAI_KEYS):
         return openai.parse_tool_calls
     if any(key in document for key in _GEMINI_KEYS):
         return gemini.parse_tool_calls
-    if document.get("type") == "tool_use" or isinstance(document.get("content"), list):
+    if kind == "tool_use" or isinstance(document.get("content"), list):
         return anthropic.parse_tool_calls
     if "role" in document:
         return _no_calls
     if "name" in document:
         return _plain_call
+    if any(key in document for key in _GEMINI_OTHER_PARTS):
+        return _no_calls
     raise UnrecognisedDocument(
         "expected a tool call ({name, arguments}), an OpenAI, Anthropic or Gemini message, "
         f"or a request/response body; got keys {sorted(document)[:6]}"
     )
+
+
+def _calls_no_function(kind: object) -> bool:
+    """Whether an item or block of this ``type`` holds no call of an application's function.
+
+    Results, text and reasoning call nothing; custom (free-form) tool calls and the
+    provider's hosted or MCP-server tool calls are answered by no wink tool.
+    """
+    if not isinstance(kind, str) or kind in _CALL_TYPES:
+        return False
+    return kind in _NO_CALL_TYPES or kind.endswith(_NO_CALL_SUFFIXES)
 
 
 def _each(key: str, reader: Callable[[Any], list[ToolCall]]) -> _Reader:

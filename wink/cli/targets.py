@@ -11,6 +11,7 @@ relative to it; a file target also sees its own folder, as with
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -141,6 +142,10 @@ def _import_file(path: Path, target: str, base: Path) -> ModuleType:
     if not resolved.is_file():
         raise CliError(f"target {target!r}: no such file {str(path)!r}")
     name = _module_name(resolved, base)
+    if _is_taken(name, resolved):
+        # Another module owns the name (``json.py`` next to the standard library's
+        # ``json``): replacing it would hand this file to every later ``import json``.
+        name = _private_name(resolved)
     existing = sys.modules.get(name)
     if existing is not None and getattr(existing, "__file__", None) == str(resolved):
         return existing
@@ -166,6 +171,21 @@ def _module_name(path: Path, base: Path) -> str:
     except ValueError:
         return path.stem
     return ".".join(relative.parts)
+
+
+def _is_taken(name: str, path: Path) -> bool:
+    """Whether ``name`` is a module other than the file at ``path``, loaded or in the
+    standard library."""
+    existing = sys.modules.get(name)
+    if existing is not None:
+        return getattr(existing, "__file__", None) != str(path)
+    return name.partition(".")[0] in sys.stdlib_module_names
+
+
+def _private_name(path: Path) -> str:
+    """A module name no import statement uses, the same for the same file."""
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    return f"_wink_target_{digest}_{path.stem}"
 
 
 @contextmanager

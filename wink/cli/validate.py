@@ -11,11 +11,9 @@ optional property also accepting ``null``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from pydantic_core import to_json
 
 from wink.cli.recorded import calls_in
 from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path, map_schema
@@ -70,18 +68,28 @@ class CallChecker:
         self._known = ", ".join(sorted(self._tools))
 
     def problems(self, call: ToolCall) -> tuple[FieldProblem, ...] | None:
-        """The call's problems (empty when valid), or ``None`` for an unknown tool."""
+        """The call's problems (empty when valid), or ``None`` for an unknown tool.
+
+        The arguments go to the contract exactly as recorded, as the executor passes
+        them: a missing or ``null`` ``arguments`` is not read as ``{}``.
+        """
         tool = self._tools.get(call.name)
         if tool is None:
             return None
-        arguments: Any = {} if call.arguments is None else call.arguments
         try:
-            if isinstance(arguments, str | bytes | Mapping):
-                tool.params_contract.parse(arguments)
-            else:
-                tool.params_contract.parse(to_json(arguments))
+            return self._problems(tool, call.arguments)
+        except Exception as error:  # e.g. a string JSON cannot carry (a lone surrogate)
+            text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            reason = f"{type(error).__name__}: {text}" if text else type(error).__name__
+            return (FieldProblem(format_path([]), f"the arguments cannot be read: {reason}"),)
+
+    def _problems(self, tool: Tool[Any, Any], arguments: Any) -> tuple[FieldProblem, ...]:
+        try:
+            tool.params_contract.parse(arguments)
         except ContractViolation as violation:
             return violation.problems
+        if tool.params_type is None:
+            return ()  # the contract accepted an empty payload ("", null, {}): nothing to check
         # The contract accepted it; the schema the model was shown must agree.
         validator = self._validators[tool.name]
         return tuple(

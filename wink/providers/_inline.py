@@ -38,15 +38,15 @@ def inline_root_ref(schema: JsonSchema) -> JsonSchema:
     if not isinstance(ref, str):
         return schema
     target = resolve_ref(schema, ref)
-    inlined = {key: value for key, value in target.items() if key not in _DEFINITION_KEYS}
-    inlined.update({key: value for key, value in schema.items() if key != "$ref"})
-    return inlined
+    definition = {key: value for key, value in target.items() if key not in _DEFINITION_KEYS}
+    return _merged(definition, schema)
 
 
 def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
     """A copy of ``schema`` with every ``$ref`` replaced by its target and no ``$defs``.
 
-    Sibling keywords of a ``$ref`` win over the target's. A recursive reference
+    Sibling keywords of a ``$ref`` win over the target's, except ``required``: both
+    lists hold, so they are joined. A recursive reference
     cannot be inlined: ``ProviderSchemaError`` names the field where it loops, and
     ends with ``hint``.
     """
@@ -60,8 +60,7 @@ def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
                     f"{ref.rsplit('/', 1)[-1]} (a recursive type), which cannot be inlined; "
                     f"{hint}"
                 )
-            target = resolve_ref(schema, ref)
-            merged = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
+            merged = _merged(resolve_ref(schema, ref), node)
             return inline(merged, pointer, (*active, ref))
         inlined: JsonSchema = {}
         for key, value in node.items():
@@ -83,6 +82,20 @@ def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
         return inlined
 
     return inline(schema, "#", ())
+
+
+def _merged(target: JsonSchema, referrer: JsonSchema) -> JsonSchema:
+    """``target`` with the keywords beside ``referrer``'s ``$ref`` laid over it.
+
+    A ``required`` beside a ``$ref`` adds to the target's (a discriminated union's
+    branch requires its tag on top of the branch's own fields), so the two lists are
+    joined, the target's names first.
+    """
+    merged = {**target, **{key: value for key, value in referrer.items() if key != "$ref"}}
+    own, added = target.get("required"), referrer.get("required")
+    if isinstance(own, list) and isinstance(added, list):
+        merged["required"] = [*own, *(name for name in added if name not in own)]
+    return merged
 
 
 def object_root(schema: JsonSchema, tool_name: str, dialect: str) -> JsonSchema:

@@ -119,7 +119,8 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
     response, or a list of tool calls / output items (dicts or SDK objects).
 
     Arguments stay the JSON text the model sent; the tool's contract parses them.
-    Of a chat completion, the first choice is read.
+    Of a chat completion, the first choice is read. A stream chunk holds only part
+    of a call, so it raises ``ProviderPayloadError``: assemble the deltas first.
     """
     data = as_data(payload)
     if isinstance(data, list):
@@ -132,7 +133,12 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
         choices = list_field(data, "choices", "")
         if not choices:
             return []
-        message = object_field(object_at(choices[0], "choices[0]"), "message", "choices[0]")
+        choice = object_at(choices[0], "choices[0]")
+        if "delta" in choice and "message" not in choice:
+            raise ProviderPayloadError(
+                "choices[0]: a stream chunk (a delta, not a message): assemble the deltas first"
+            )
+        message = object_field(choice, "message", "choices[0]")
         where = "choices[0].message"
         return _calls_from_items(list_field(message, "tool_calls", where), f"{where}.tool_calls")
     if isinstance(data.get("output"), list):
