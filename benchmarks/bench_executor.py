@@ -57,6 +57,9 @@ lookup_tool = Tool[LookupParams, LookupResult](
     handler=lookup_handler,
 )
 
+# Only advertised: the dependency policy below must name tools of the prompt.
+publish_tool = Tool[None, None](name="publish", description="Publish the fetched entity.")
+
 template = PromptTemplate(
     ns="benchmarks",
     key="executor",
@@ -64,7 +67,7 @@ template = PromptTemplate(
         MarkdownSection(
             title="Guidance",
             template="Use tools when you need up-to-date context.",
-            tools=[lookup_tool],
+            tools=[lookup_tool, publish_tool],
             policies=[
                 SequentialDependencyPolicy(dependencies={"publish": frozenset({"lookup_entity"})}),
                 ReadBeforeWritePolicy(),

@@ -143,6 +143,27 @@ def test_edit_with_ambiguous_old_text_fails_and_changes_nothing() -> None:
     assert filesystem.read("notes/a.txt") == "one\ntwo\nthree\n"
 
 
+def test_edit_with_old_text_occurring_overlapped_fails_and_changes_nothing() -> None:
+    filesystem, executor = workspace({"a.txt": "aaa"})
+    run(executor, "read_file", path="a.txt")
+    result = run(executor, "edit_file", path="a.txt", old_text="aa", new_text="b")
+    assert (result.success, result.message) == (
+        False,
+        "edit_file failed: old_text occurs 2 times in a.txt; include more of the "
+        "surrounding text so that it occurs exactly once.",
+    )
+    assert filesystem.read("a.txt") == "aaa"
+
+
+def test_write_to_a_directory_fails_saying_it_is_a_directory() -> None:
+    _, executor = workspace()
+    result = run(executor, "write_file", path="notes", content="x")
+    assert (result.success, result.message) == (
+        False,
+        "write_file failed: is a directory, not a file: 'notes'.",
+    )
+
+
 def test_edit_with_empty_old_text_fails() -> None:
     _, executor = workspace()
     run(executor, "read_file", path="notes/a.txt")

@@ -150,7 +150,8 @@ lookup_tool = Tool[LookupParams, LookupResult](
     handler=lookup,
 )
 greet_tool = Tool[None, Greeting](name="greet", description="Say hello.", handler=greet)
-mutate_tool = Tool[MutateParams, Note](
+# The result type admits every value the modes return: only the mode decides the outcome.
+mutate_tool = Tool[MutateParams, Note | Exploding | BrokenRender](
     name="mutate", description="Change state, then fail as asked.", handler=mutate
 )
 advertised_tool = Tool[None, None](name="advertised", description="Has no handler.")
@@ -722,3 +723,90 @@ def test_singleton_first_built_inside_a_failed_call_is_restored_to_its_fresh_sta
     assert executor.execute(ToolCall("bump", '{"fail": false}')).success
     assert not executor.execute(ToolCall("bump", '{"fail": true}')).success
     assert registry.get(Counter).value == 1
+
+
+# The declared result type
+
+
+@dataclass(frozen=True)
+class DetailedResult(LookupResult):
+    internal_token: str = "secret"
+
+
+def returning(value: Any) -> Tool[None, LookupResult]:
+    """A tool declared to return ``LookupResult`` whose handler notes, then returns ``value``."""
+
+    def handler(params: None, *, context: ToolContext) -> ToolResult[Any]:
+        context.session.dispatch(Audit("handler ran"))
+        context.session.dispatch(Note("partial"))
+        return ToolResult.ok(value)
+
+    return Tool[None, LookupResult](name="typed", description="Return a value.", handler=handler)
+
+
+@pytest.mark.parametrize(
+    ("value", "returned"),
+    [(Note("n"), "Note"), ("plain", "str"), ([LookupResult("e1", "u")], "list")],
+    ids=["other dataclass", "string", "list"],
+)
+def test_value_of_another_type_is_a_failed_result_and_rolls_the_call_back(
+    value: Any, returned: str
+) -> None:
+    executor, session = make_executor([returning(value)])
+    result = executor.execute(ToolCall("typed"))
+    assert result == ToolResult.error(f"Tool 'typed' returned {returned}, expected LookupResult")
+    assert session[Note].all() == ()
+    assert session[type(value)].all() == ()
+    event = session[ToolInvoked].latest()
+    assert event is not None and (event.result, event.rendered_output) == (result, "")
+
+
+def test_list_item_of_another_type_is_a_failed_result() -> None:
+    def handler(params: None, *, context: ToolContext) -> ToolResult[list[LookupResult]]:
+        return ToolResult.ok([LookupResult("e1", "u"), Note("n")])  # type: ignore[list-item]  # the mistake under test
+
+    tool = Tool[None, list[LookupResult]](name="many", description="Many.", handler=handler)
+    executor, _ = make_executor([tool])
+    result = executor.execute(ToolCall("many"))
+    assert (result.success, result.message.startswith("Tool 'many' returned list, expected")) == (
+        False,
+        True,
+    )
+
+
+def test_none_value_is_a_success_whatever_the_declared_type() -> None:
+    executor, session = make_executor([returning(None)])
+    assert executor.execute(ToolCall("typed")) == ToolResult.ok(None)
+    assert session[Note].all() == (Note("partial"),)
+
+
+def test_subclass_value_is_rendered_with_only_the_declared_fields() -> None:
+    executor, session = make_executor([returning(DetailedResult("e1", "u"))])
+    result = executor.execute(ToolCall("typed"))
+    assert result == ToolResult.ok(DetailedResult("e1", "u"))
+    event = session[ToolInvoked].latest()
+    assert event is not None
+    assert event.rendered_output == '{"entity_id":"e1","document_url":"u"}'
+    assert result.render() == '{"entity_id":"e1","document_url":"u"}'
+
+
+def test_result_rendered_directly_still_uses_the_value_type() -> None:
+    result = ToolResult.ok(DetailedResult("e1", "u"))
+    assert result.render() == ('{"entity_id":"e1","document_url":"u","internal_token":"secret"}')
+
+
+def test_subclass_value_joins_the_slice_of_the_declared_type() -> None:
+    executor, session = make_executor([returning(DetailedResult("e1", "u"))])
+    executor.execute(ToolCall("typed"))
+    assert session[LookupResult].all() == (DetailedResult("e1", "u"),)
+    assert session[DetailedResult].all() == ()
+
+
+def test_subclass_value_of_a_union_member_joins_that_member_slice() -> None:
+    def handler(params: None, *, context: ToolContext) -> ToolResult[LookupResult | Note]:
+        return ToolResult.ok(DetailedResult("e1", "u"))
+
+    tool = Tool[None, LookupResult | Note](name="either", description="Either.", handler=handler)
+    executor, session = make_executor([tool])
+    assert executor.execute(ToolCall("either")).success
+    assert session[LookupResult].all() == (DetailedResult("e1", "u"),)

@@ -255,3 +255,94 @@ def test_a_failing_call_does_not_undo_a_concurrent_successful_call() -> None:
     failing.join()
     assert succeeded == ToolResult(message="done")
     assert session[Mark].all() == (Mark("b"),)
+
+
+def shared_write(params: WriteParams, *, context: ToolContext) -> ToolResult[None]:
+    context.filesystem.write(params.path, "written")
+    if params.fail:
+        WRITTEN.set()
+        # Give a concurrent call every chance to finish in between.
+        threading.Event().wait(0.2)
+        raise RuntimeError("late failure")
+    return ToolResult(message="written")
+
+
+WRITTEN = threading.Event()
+shared_write_tool = Tool[WriteParams, None](
+    name="shared_write", description="Write, then maybe fail.", handler=shared_write
+)
+
+
+def test_a_failing_call_does_not_undo_a_successful_call_of_another_session() -> None:
+    # Both executors share the prompt, so its filesystem: the failed call restores
+    # that filesystem, which must not drop the other session's write.
+    fs = InMemoryFilesystem()
+    template = PromptTemplate(
+        ns="tests", key="shared", sections=[MarkdownSection(title="T", tools=[shared_write_tool])]
+    )
+    prompt = Prompt(template, resources={Filesystem: fs})
+    failing_executor = ToolExecutor(prompt=prompt, session=Session())
+    other_executor = ToolExecutor(prompt=prompt, session=Session())
+    WRITTEN.clear()
+    failing = threading.Thread(
+        target=failing_executor.execute,
+        args=(ToolCall("shared_write", '{"path": "a.txt", "fail": true}'),),
+    )
+    failing.start()
+    WRITTEN.wait(5)
+    succeeded = other_executor.execute(ToolCall("shared_write", '{"path": "b.txt"}'))
+    failing.join()
+    assert succeeded == ToolResult(message="written")
+    assert fs.list(".") == ["b.txt"]
+
+
+def test_no_build_log_outlives_the_calls() -> None:
+    registry = ResourceRegistry.of(Binding(Filesystem, lambda resolver: InMemoryFilesystem()))
+    executor = executor_for(write_tool, resources=registry)
+    executor.execute(ToolCall("write_file", '{"path": "a.txt"}'))
+    executor.execute(ToolCall("write_file", '{"path": "b.txt", "fail": true}'))
+    assert registry.built_since(0) == []
+
+
+def nested(params: WriteParams, *, context: ToolContext) -> ToolResult[None]:
+    # A nested call through a second executor for the same prompt and session.
+    inner = ToolExecutor(prompt=context.prompt, session=context.session)
+    inner.execute(ToolCall("write_file", f'{{"path": "{params.path}"}}'))
+    return ToolResult(message="nested")
+
+
+nested_tool = Tool[WriteParams, None](name="nested", description="Nest.", handler=nested)
+
+
+def test_nested_call_on_the_same_prompt_and_session_runs_and_clears_the_build_log() -> None:
+    registry = ResourceRegistry.of(Binding(Filesystem, lambda resolver: InMemoryFilesystem()))
+    executor = executor_for(write_tool, nested_tool, resources=registry)
+    assert executor.execute(ToolCall("nested", '{"path": "a.txt"}')) == ToolResult(message="nested")
+    assert registry.get(Filesystem).exists("a.txt")
+    assert registry.built_since(0) == []
+
+
+@dataclass(frozen=True)
+class Count:
+    n: int
+
+
+def miscount(params: None, *, context: ToolContext) -> ToolResult[Count]:
+    context.session.dispatch(Mark("before the bad result"))
+    return ToolResult.ok(Count(n="many"))  # type: ignore[arg-type]  # the wrong value under test
+
+
+miscount_tool = Tool[None, Count](name="miscount", description="Count.", handler=miscount)
+
+
+def test_result_with_a_wrongly_typed_field_fails_and_rolls_back() -> None:
+    session = Session()
+    executor = executor_for(miscount_tool, session=session)
+    result = executor.execute(ToolCall("miscount", "{}"))
+    assert result.success is False
+    assert result.message == (
+        "Tool 'miscount' succeeded but its result could not be applied, so its changes were "
+        "rolled back: ContractViolation: value does not match Count:\nn: expected int (got 'many')"
+    )
+    assert session[Mark].all() == ()
+    assert session[Count].all() == ()

@@ -320,6 +320,31 @@ def test_host_deleting_a_directory_is_refused(tmp_path: Path) -> None:
     assert str(raised.value) == "is a directory, not a file: 'd'"
 
 
+def test_host_write_of_text_utf8_cannot_encode_is_refused_and_keeps_the_file(
+    tmp_path: Path,
+) -> None:
+    filesystem = HostFilesystem(tmp_path)
+    filesystem.write("a.txt", "before")
+    with pytest.raises(FilesystemError) as raised:
+        filesystem.write("a.txt", "ok \ud800")
+    assert str(raised.value) == (
+        "cannot write 'a.txt': the content is not valid text (surrogates not allowed at "
+        "character 3)"
+    )
+    assert (tmp_path / "a.txt").read_text() == "before"
+
+
+def test_host_refused_write_creates_no_file_or_directory(tmp_path: Path) -> None:
+    with pytest.raises(FilesystemError):
+        HostFilesystem(tmp_path).write("new/a.txt", "\udfff")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_host_write_keeps_line_endings_as_given(tmp_path: Path) -> None:
+    HostFilesystem(tmp_path).write("a.txt", "one\r\ntwo\rthree\n\u00e9")
+    assert (tmp_path / "a.txt").read_bytes() == "one\r\ntwo\rthree\n\u00e9".encode()
+
+
 # --- host: snapshots ----------------------------------------------------------------------
 
 

@@ -164,6 +164,55 @@ def test_successes_are_recorded_in_the_policy_state() -> None:
     )
 
 
+def test_dependency_on_a_tool_the_prompt_lacks_is_rejected_when_the_executor_is_built() -> None:
+    policy = SequentialDependencyPolicy(
+        dependencies={"deploy": frozenset({"tset", "build"}), "relase": frozenset({"deploy"})}
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        executor_for(DEPLOY_TOOLS, policy)
+    assert str(raised.value) == (
+        "prompt 'policy': SequentialDependencyPolicy 'sequential_dependency': dependencies "
+        "name tools the prompt does not have: 'relase', 'tset' (its tools: broken, build, "
+        "deploy, lint, test)"
+    )
+
+
+def test_dependency_on_a_tool_of_a_disabled_section_is_accepted() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    template = PromptTemplate(
+        ns="tests",
+        key="disabled",
+        sections=[
+            MarkdownSection(title="On", tools=[DEPLOY_TOOLS[3]], policies=[policy]),
+            MarkdownSection(title="Off", tools=[DEPLOY_TOOLS[2]], enabled=False),
+        ],
+    )
+    executor = ToolExecutor(prompt=Prompt(template), session=Session())
+    assert message(executor, "deploy") == (
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+
+
+def test_policy_validate_hook_receives_the_tool_names_once_per_executor() -> None:
+    seen: list[frozenset[str]] = []
+
+    class Recording:
+        name = "recording"
+
+        def validate(self, tool_names: frozenset[str]) -> None:
+            seen.append(tool_names)
+
+        def check(self, tool: Any, params: Any, *, context: Any) -> PolicyDecision:
+            return PolicyDecision.allow()
+
+        def on_result(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+    executor_for(DEPLOY_TOOLS[:2], Recording())
+    assert seen == [frozenset({"lint", "build"})]
+
+
 def test_dependency_cycle_is_rejected_at_construction() -> None:
     with pytest.raises(PromptValidationError) as raised:
         SequentialDependencyPolicy(
@@ -234,11 +283,28 @@ def test_without_remember_writes_only_reads_unlock_a_write() -> None:
     assert message(executor, "write_file", '{"path": "draft.txt"}') is not None
 
 
+def refuse_to_read(params: PathParams, *, context: ToolContext) -> ToolResult[FileText]:
+    return ToolResult.error("cannot read now")
+
+
 def test_failed_read_does_not_unlock_a_write() -> None:
-    fs = files(**{"dir__inner.txt": "x"})
-    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=fs)
-    assert message(executor, "read_file", '{"path": "dir"}') is not None  # a directory
-    assert message(executor, "write_file", '{"path": "dir"}') is not None
+    failing_reader = Tool[PathParams, FileText](
+        name="read_file", description="Fail to read.", handler=refuse_to_read
+    )
+    tools = (failing_reader, *FILE_TOOLS[1:])
+    executor = executor_for(tools, ReadBeforeWritePolicy(), fs=files(config="old"))
+    assert message(executor, "read_file", '{"path": "config"}') == "cannot read now"
+    assert message(executor, "write_file", '{"path": "config"}') == (
+        "File 'config' already exists and has not been read: call read_file on it before "
+        "overwriting it (policy 'read_before_write')."
+    )
+
+
+def test_write_to_a_directory_is_left_to_the_tool_to_refuse() -> None:
+    executor = executor_for(FILE_TOOLS, ReadBeforeWritePolicy(), fs=files(dir__inner="x"))
+    assert message(executor, "write_file", '{"path": "dir"}') == (
+        "Tool 'write_file' raised FilesystemError: is a directory, not a file: 'dir'"
+    )
 
 
 def test_calls_are_allowed_without_a_filesystem() -> None:

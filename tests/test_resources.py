@@ -440,9 +440,9 @@ def test_snapshotables_lists_only_built_snapshotable_resources() -> None:
         Binding(Alpha, lambda _: Alpha()),
     )
     registry.get(Alpha)
-    assert registry.snapshotables() == [counter]
+    assert registry.snapshotables() == (counter,)
     filesystem = registry.get(InMemoryFilesystem)
-    assert registry.snapshotables() == [counter, filesystem]
+    assert registry.snapshotables() == (counter, filesystem)
 
 
 def test_call_scope_snapshotables_add_the_call_resources() -> None:
@@ -453,5 +453,46 @@ def test_call_scope_snapshotables_add_the_call_resources() -> None:
     )
     with registry.tool_call_scope() as call:
         filesystem = call.get(InMemoryFilesystem)
-        assert call.snapshotables() == [counter, filesystem]
-    assert registry.snapshotables() == [counter]
+        assert call.snapshotables() == (counter, filesystem)
+    assert registry.snapshotables() == (counter,)
+
+
+def test_snapshotables_are_not_copied_while_nothing_new_is_built() -> None:
+    registry = ResourceRegistry.of(Binding.instance(Counter, Counter()))
+    assert registry.snapshotables() is registry.snapshotables()
+
+
+def test_snapshotables_taken_earlier_do_not_change_when_more_are_built() -> None:
+    counter = Counter()
+    registry = ResourceRegistry.of(
+        Binding.instance(Counter, counter),
+        Binding(InMemoryFilesystem, lambda _: InMemoryFilesystem()),
+    )
+    earlier = registry.snapshotables()
+    registry.get(InMemoryFilesystem)
+    assert earlier == (counter,)
+
+
+# --- what a tool call needs ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scope", "needed"),
+    [(Scope.SINGLETON, False), (Scope.TOOL_CALL, True), (Scope.PROTOTYPE, True)],
+)
+def test_a_call_scope_is_needed_only_for_tool_call_or_prototype_bindings(
+    scope: Scope, needed: bool
+) -> None:
+    registry = ResourceRegistry.of(
+        Binding.instance(Counter, Counter()), Binding(Database, lambda _: Database("x"), scope)
+    )
+    assert registry.needs_call_scope is needed
+
+
+def test_call_lock_is_one_reentrant_lock_per_registry() -> None:
+    registry, other = ResourceRegistry(), ResourceRegistry()
+    assert registry.call_lock is registry.call_lock
+    assert registry.call_lock is not other.call_lock
+    with registry.call_lock, registry.call_lock:  # reentrant: nested calls take it again
+        assert other.call_lock.acquire(blocking=False)
+        other.call_lock.release()

@@ -226,6 +226,13 @@ def test_tool_invoked_with_a_plain_value_only_logs_the_call() -> None:
 # Slice kinds and direct updates
 
 
+def test_dispatcher_is_the_session_itself() -> None:
+    session = Session()
+    assert session.dispatcher is session
+    session.dispatcher.dispatch(Note("published"))
+    assert session[Note].all() == (Note("published"),)
+
+
 def test_declaring_a_slice_log_moves_its_values() -> None:
     session = Session()
     session.dispatch(Audit("before"))

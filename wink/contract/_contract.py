@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
-from pydantic_core import SchemaValidator, to_json
+from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
 
 from wink.contract._core_schema import forbid_extra_everywhere
 from wink.contract._field_search import field_mentioning, field_not_json
@@ -87,19 +88,46 @@ class Contract(Generic[T]):
         raise ContractViolation("unexpected arguments", (problem,))
 
     def dump(self, value: T, *, exclude_none: bool = False) -> Any:
-        """Serialize ``value`` to JSON-compatible Python data, keys named as ``output_schema``."""
+        """Serialize ``value`` to JSON-compatible Python data, keys named as ``output_schema``.
+
+        A value that does not match the type (a str in an int field) raises
+        ``ContractViolation`` instead of being written as something else.
+        """
         if self._adapter is None:
             return None
-        return self._adapter.dump_python(
-            value, mode="json", exclude_none=exclude_none, by_alias=True
-        )
+        try:
+            return self._adapter.dump_python(
+                value, mode="json", exclude_none=exclude_none, by_alias=True, warnings="error"
+            )
+        except PydanticSerializationError as error:
+            raise self._unexpected(error) from None
 
     def dump_json(self, value: T, *, exclude_none: bool = False) -> str:
         """Serialize ``value`` to compact JSON text, keys named as ``output_schema``."""
         if self._adapter is None:
             return "null"
-        return self._adapter.dump_json(value, exclude_none=exclude_none, by_alias=True).decode()
+        try:
+            dumped = self._adapter.dump_json(
+                value, exclude_none=exclude_none, by_alias=True, warnings="error"
+            )
+        except PydanticSerializationError as error:
+            raise self._unexpected(error) from None
+        return dumped.decode()
 
+    def _unexpected(self, error: PydanticSerializationError) -> ContractViolation:
+        found = _UNEXPECTED.search(str(error))
+        if found is None:
+            problem = FieldProblem("<root>", _first_line(error))
+        else:
+            expected, field_name, got = found.groups()
+            problem = FieldProblem(field_name or "<root>", f"expected {expected} (got {got})")
+        return ContractViolation(f"value does not match {self.name}", (problem,))
+
+
+# pydantic reports a mismatched value only in its warning text.
+_UNEXPECTED = re.compile(
+    r"Expected `([^`]+)`[^\[]*\[(?:field_name='([^']*)', )?input_value=(.{0,60}?), input_type"
+)
 
 _cache: dict[Any, Contract[Any]] = {}
 _lock = threading.Lock()

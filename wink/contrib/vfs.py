@@ -204,7 +204,7 @@ def edit_file(params: EditFile, *, context: ToolContext) -> ToolResult[FileEdite
         content = filesystem.read(params.path)
     except FilesystemError as error:
         return _failed("edit_file", error)
-    occurrences = content.count(params.old_text) if params.old_text else 0
+    occurrences = _occurrences(content, params.old_text)
     if occurrences != 1:
         return ToolResult.error(_not_unique(path, params.old_text, occurrences))
     start = content.index(params.old_text)
@@ -270,6 +270,17 @@ def _not_unique(path: str, old_text: str, occurrences: int) -> str:
         f"edit_file failed: old_text occurs {occurrences} times in {path}; include more "
         "of the surrounding text so that it occurs exactly once."
     )
+
+
+def _occurrences(text: str, part: str) -> int:
+    """How often ``part`` occurs in ``text``, overlaps included ("aa" twice in "aaa")."""
+    if not part:
+        return 0
+    count, start = 0, text.find(part)
+    while start != -1:
+        count += 1
+        start = text.find(part, start + 1)
+    return count
 
 
 def _count_lines(text: str) -> int:

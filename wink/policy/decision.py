@@ -35,7 +35,12 @@ _ALLOW = PolicyDecision(allowed=True)
 
 @runtime_checkable
 class ToolPolicy(Protocol):
-    """A constraint on when tools may run; its state lives in the session (``PolicyState``)."""
+    """A constraint on when tools may run; its state lives in the session (``PolicyState``).
+
+    A policy may also define ``validate(tool_names: frozenset[str]) -> None``: the
+    executor calls it once, when it is built, with the names of the prompt's tools,
+    and it raises ``PromptValidationError`` for a configuration they cannot satisfy.
+    """
 
     @property
     def name(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wink.policy.decision import PolicyDecision
@@ -17,11 +17,12 @@ __all__ = ["ReadBeforeWritePolicy"]
 class ReadBeforeWritePolicy:
     """Writes to existing files are denied until the file was read in this session.
 
-    New files may be created freely. Paths are compared after the filesystem's
-    normalisation, so ``./a.txt``, ``a.txt`` and ``/mnt/a.txt`` (under the mount
-    point ``/mnt``) are one file. A file the session wrote itself counts as known,
-    unless ``remember_writes`` is off. Without a filesystem, or without a path field
-    in the params, calls are allowed.
+    New files may be created freely, and a write aimed at a directory is left to the
+    tool to refuse. Paths are compared after the filesystem's normalisation, so
+    ``./a.txt``, ``a.txt`` and ``/mnt/a.txt`` (under the mount point ``/mnt``) are one
+    file. A file the session wrote itself counts as known, unless ``remember_writes``
+    is off. Without a filesystem, or without a path field in the params, calls are
+    allowed.
     """
 
     read_tools: frozenset[str] = frozenset({"read_file"})
@@ -34,6 +35,14 @@ class ReadBeforeWritePolicy:
     """Whether a successful write also makes its file known."""
     name: str = "read_before_write"
     """Names the policy's ``PolicyState``."""
+    _remembering: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Computed once: ``check`` and ``on_result`` run on every call.
+        remembering = (
+            self.read_tools | self.write_tools if self.remember_writes else self.read_tools
+        )
+        object.__setattr__(self, "_remembering", frozenset(remembering))
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Deny a write to an existing file that was not read (or written) before."""
@@ -46,8 +55,10 @@ class ReadBeforeWritePolicy:
         if not filesystem.exists(path):
             return PolicyDecision.allow()
         known = load_policy_state(context.session, self.name).invoked_keys
-        if any((name, key) in known for name in self._remembering_tools()):
+        if any((name, key) in known for name in self._remembering):
             return PolicyDecision.allow()
+        if _is_directory(filesystem, path):
+            return PolicyDecision.allow()  # the tool's own "is a directory" error is clearer
         readers = " or ".join(sorted(self.read_tools)) or "a read tool"
         return PolicyDecision.deny(
             f"File {path!r} already exists and has not been read: call {readers} on it "
@@ -58,14 +69,11 @@ class ReadBeforeWritePolicy:
         self, tool: Tool[Any, Any], params: Any, result: ToolResult[Any], *, context: ToolContext
     ) -> None:
         """Remember the path of a successful read (or write)."""
-        if not result.success or tool.name not in self._remembering_tools():
+        if not result.success or tool.name not in self._remembering:
             return
         target = self._target(params, context.filesystem)
         if target is not None and context.session is not None:
             record_policy_state(context.session, self.name, tool.name, key=target[1])
-
-    def _remembering_tools(self) -> frozenset[str]:
-        return self.read_tools | self.write_tools if self.remember_writes else self.read_tools
 
     def _target(
         self, params: Any, filesystem: Filesystem | None
@@ -81,3 +89,12 @@ class ReadBeforeWritePolicy:
                 except FilesystemError:
                     return None  # an invalid path: the tool itself will refuse it
         return None
+
+
+def _is_directory(filesystem: Filesystem, path: str) -> bool:
+    """Whether ``path`` names a directory (the protocol has no such query; listing tells)."""
+    try:
+        filesystem.list(path)
+    except FilesystemError:
+        return False
+    return True

@@ -21,6 +21,7 @@ class SequentialDependencyPolicy:
 
     ``SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test", "build"})})``
     denies ``deploy`` until both ``test`` and ``build`` succeeded in this session.
+    Every name must be a tool of the prompt: the executor calls ``validate`` with them.
     """
 
     dependencies: Mapping[str, frozenset[str]]
@@ -33,6 +34,17 @@ class SequentialDependencyPolicy:
         frozen = {tool: frozenset(required) for tool, required in self.dependencies.items()}
         _check_acyclic(frozen)
         object.__setattr__(self, "dependencies", MappingProxyType(frozen))
+
+    def validate(self, tool_names: frozenset[str]) -> None:
+        """Refuse dependencies naming tools the prompt lacks (a typo would block forever)."""
+        named = set(self.dependencies).union(*self.dependencies.values())
+        unknown = sorted(named - tool_names)
+        if unknown:
+            raise PromptValidationError(
+                f"SequentialDependencyPolicy {self.name!r}: dependencies name tools the prompt "
+                f"does not have: {', '.join(map(repr, unknown))} "
+                f"(its tools: {', '.join(sorted(tool_names)) or 'none'})"
+            )
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Deny the call while a prerequisite has not succeeded."""

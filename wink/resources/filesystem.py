@@ -328,6 +328,14 @@ class HostFilesystem:
     def write(self, path: str, content: str) -> None:
         """Create or replace the file at ``path``, creating missing parent directories."""
         host_path = self._host_path(path)
+        # Encoded before the file is opened: a failure must leave the file untouched.
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise FilesystemError(
+                f"cannot write {path!r}: the content is not valid text ({error.reason} at "
+                f"character {error.start})"
+            ) from None
         with self._lock:
             if os.path.isdir(host_path):
                 raise FilesystemError(f"is a directory, not a file: {path!r}")
@@ -335,8 +343,8 @@ class HostFilesystem:
             self._record(host_path)
             try:
                 os.makedirs(os.path.dirname(host_path), exist_ok=True)
-                with open(host_path, "w", encoding="utf-8", newline="") as file:
-                    file.write(content)
+                with open(host_path, "wb") as file:
+                    file.write(data)
             except OSError as error:
                 raise FilesystemError(f"cannot write {path!r}: {error.strerror}") from None
 

@@ -140,10 +140,12 @@ class ResourceRegistry:
         "_build_log",
         "_build_marks",
         "_built",
+        "_call_lock",
         "_closers",
         "_filesystem_key",
         "_local",
         "_lock",
+        "_needs_call_scope",
         "_saved",
     )
 
@@ -157,9 +159,11 @@ class ResourceRegistry:
         # One reentrant lock for all singletons: a factory may build its dependencies
         # while holding it, and two threads can never deadlock on each other's locks.
         self._lock = threading.RLock()
+        self._call_lock = threading.RLock()
         self._local = threading.local()
         self._built: dict[type[Any], object] = {}
-        self._saved: list[Snapshotable] = []
+        # A tuple, replaced on each (rare) build: callers get it without a copy.
+        self._saved: tuple[Snapshotable, ...] = ()
         # Snapshotables built while a mark is open, with their state right after
         # construction: lets a failed call undo what it did to a resource that did
         # not exist yet when its snapshot was taken. Kept only while marks are open,
@@ -169,6 +173,9 @@ class ResourceRegistry:
         self._closers: list[Callable[[], None]] = []
         self._add_instances()
         self._filesystem_key = self._find_filesystem_key()
+        self._needs_call_scope = any(
+            binding.scope is not Scope.SINGLETON for binding in self._bindings.values()
+        )
 
     @classmethod
     def of(cls, *bindings: Binding[Any]) -> ResourceRegistry:
@@ -213,6 +220,24 @@ class ResourceRegistry:
         """A scope for one tool call: ``with registry.tool_call_scope() as resources:``."""
         return ToolCallScope(self)
 
+    @property
+    def needs_call_scope(self) -> bool:
+        """Whether a tool call needs its own scope: some binding is TOOL_CALL or PROTOTYPE.
+
+        Without such bindings the registry itself serves a call, at no cost per call.
+        """
+        return self._needs_call_scope
+
+    @property
+    def call_lock(self) -> threading.RLock:
+        """Held by an executor for a whole tool call, so calls on one registry take turns.
+
+        Calls in different sessions share this registry's resources (a filesystem, for
+        one): a failed call restores them, which must not undo another session's call
+        that succeeded meanwhile. Reentrant, for nested calls.
+        """
+        return self._call_lock
+
     def open_build_mark(self) -> int:
         """Start noting snapshotables built from now on; pair with ``close_build_mark``."""
         with self._lock:
@@ -225,22 +250,22 @@ class ResourceRegistry:
             return self._build_log[mark:]
 
     def close_build_mark(self) -> None:
-        """End a mark; the log is dropped once no mark is open."""
+        """End a mark; the log is dropped when the outermost mark closes."""
         with self._lock:
             self._build_marks -= 1
             if self._build_marks == 0:
                 self._build_log.clear()
 
-    def snapshotables(self) -> list[Snapshotable]:
+    def snapshotables(self) -> tuple[Snapshotable, ...]:
         """Built singletons (and instances) that are ``Snapshotable``, in build order."""
-        return list(self._saved)
+        return self._saved
 
     def close(self) -> None:
         """Close every resource this registry built, latest first; forget the singletons."""
         with self._lock:
             closers, self._closers = self._closers, []
             self._built.clear()
-            self._saved.clear()
+            self._saved = ()
             self._add_instances()
         _close_all(closers)
 
@@ -315,7 +340,7 @@ class ResourceRegistry:
     def _remember(self, key: type[Any], built: object) -> None:
         self._built[key] = built
         if isinstance(built, Snapshotable):
-            self._saved.append(built)
+            self._saved = (*self._saved, built)
             self._note_built(built)
 
     def _note_built(self, built: Snapshotable) -> None:
@@ -381,9 +406,10 @@ class ToolCallScope:
             return None
         return cast(Filesystem, self._registry._resolve(key, self))
 
-    def snapshotables(self) -> list[Snapshotable]:
+    def snapshotables(self) -> tuple[Snapshotable, ...]:
         """The registry's snapshotables, then this call's built ones, in build order."""
-        return [*self._registry.snapshotables(), *self._saved]
+        shared = self._registry.snapshotables()
+        return (*shared, *self._saved) if self._saved else shared
 
     def close(self) -> None:
         """Close every resource built for this call, latest first."""

@@ -32,7 +32,8 @@ class ToolInvoked:
     result: ToolResult[Any]
     """The result returned to the model."""
     rendered_output: str
-    """``result.render()``: the value as the model sees it (``""`` when there is none)."""
+    """The value as the model sees it (``""`` when there is none): rendered through the
+    tool's result contract on success, by ``result.render()`` on failure."""
     started_at: datetime
     """When the executor received the call (timezone-aware)."""
     finished_at: datetime

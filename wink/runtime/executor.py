@@ -3,20 +3,30 @@
 A call goes: look the tool up among the rendered prompt's enabled tools, parse its
 arguments with the tool's contract, ask every policy, check the deadline and budget,
 build the ``ToolContext``, snapshot the session and the snapshotable resources, run
-the handler, let the policies record the success, and record a ``ToolInvoked``
-event. Any failure restores the snapshot first, so a failed call leaves no state.
-Only the errors that must stop the evaluation propagate.
+the handler, check its value against the tool's declared result type, render it
+through the tool's result contract, let the policies record the success, and record
+a ``ToolInvoked`` event. Any failure restores the snapshot first, so a failed call
+leaves no state. Only the errors that must stop the evaluation propagate.
+
+Calls take two reentrant locks, always in this order: the ``call_lock`` of the
+prompt's resource registry, then the session's ``call_lock``. A failed call restores
+the session and the shared resources, so no other call may run on either meanwhile;
+the fixed order keeps executors from deadlocking on each other. A handler that runs
+a nested call through another prompt's executor takes that registry's lock while
+holding its session's lock, against the order: such nesting must not race with
+calls on that other prompt.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from wink.contract import ContractViolation, describe_problems
+from wink.contract import ContractViolation, describe_problems, type_name
+from wink.contract.instances import conforms, declared_class, plain_class
 from wink.errors import (
     DeadlineExceededError,
     PromptEvaluationError,
@@ -25,7 +35,7 @@ from wink.errors import (
 )
 from wink.policy.decision import ToolPolicy
 from wink.prompt import Prompt, RenderedPrompt, ToolBinding
-from wink.resources import Snapshotable, ToolCallScope
+from wink.resources import ResourceRegistry, Snapshotable, ToolCallScope
 from wink.runtime.budget import BudgetExceededError, BudgetTracker
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
@@ -46,6 +56,7 @@ _PROPAGATED = (
 )
 
 _Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], int]
+_Resources = ResourceRegistry | ToolCallScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +66,8 @@ class _Plan:
     tool: Tool[Any, Any]
     parse: Callable[[Any], Any]
     policies: tuple[ToolPolicy, ...]
+    result_class: type[Any] | None
+    """The declared result type when it is a plain class: then checks are ``isinstance``."""
 
 
 class ToolExecutor:
@@ -92,7 +105,11 @@ class ToolExecutor:
         heartbeat: Callable[[], None] | None = None,
         clock: Clock = utc_now,
     ) -> None:
-        """An executor for ``prompt``'s enabled tools (rendered now unless given)."""
+        """An executor for ``prompt``'s enabled tools (rendered now unless given).
+
+        Raises ``PromptValidationError`` for an object that is not a policy, or when a
+        policy's ``validate(tool_names)`` refuses the prompt's tools.
+        """
         if not isinstance(session, Session):
             raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
         self._prompt = prompt
@@ -105,6 +122,7 @@ class ToolExecutor:
         self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
         self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
+        _validate_policies(prompt, self._plans.values())
 
     @property
     def rendered_prompt(self) -> RenderedPrompt:
@@ -128,12 +146,14 @@ class ToolExecutor:
             message = f"Invalid arguments for tool {call.name!r}: {_describe(error)}"
             return self._record_failure(call, None, message, started_at)
         registry = self._prompt.resources
-        # Calls on one session run one at a time: a failed call restores the whole
-        # session, which must not undo a call that succeeded meanwhile.
-        with self._session.call_lock:
+        # Registry first, then session: the order the module docstring documents.
+        with registry.call_lock, self._session.call_lock:
             mark = registry.open_build_mark()
-            resources = registry.tool_call_scope()
+            scope: ToolCallScope | None = None
             try:
+                if registry.needs_call_scope:
+                    scope = registry.tool_call_scope()
+                resources: _Resources = registry if scope is None else scope
                 context = ToolContext(
                     prompt=self._prompt,
                     rendered_prompt=self._rendered,
@@ -147,14 +167,15 @@ class ToolExecutor:
                 return self._run(plan, params, context, resources, mark, call, started_at)
             finally:
                 registry.close_build_mark()
-                _close_scope(resources, call.name)
+                if scope is not None:
+                    _close_scope(scope, call.name)
 
     def _run(
         self,
         plan: _Plan,
         params: Any,
         context: ToolContext,
-        resources: ToolCallScope,
+        resources: _Resources,
         mark: int,
         call: ToolCall,
         started_at: datetime,
@@ -172,8 +193,8 @@ class ToolExecutor:
             if refusal is not None:
                 self._restore(saved)
                 return self._record_failure(call, params, refusal, started_at)
-            result = handler(params, context=context)
-            failure = self._commit(plan, params, result, context, call, started_at)
+            returned = handler(params, context=context)
+            outcome, committed = self._commit(plan, params, returned, context, call, started_at)
         except (VisibilityExpansionRequired, PromptEvaluationError) as error:
             self._restore(saved)
             self._record_failure(call, params, _raised(tool, error), started_at)
@@ -183,44 +204,63 @@ class ToolExecutor:
             raise self._stop(call, params, error, started_at) from error
         except Exception as error:
             logger.info("tool %r raised", tool.name, exc_info=error)
-            failure = ToolResult.error(_raised(tool, error))
+            outcome, committed = ToolResult.error(_raised(tool, error)), False
         except BaseException:
             self._restore(saved)
             raise
-        if failure is None:
-            return result
+        if committed:
+            return outcome
         self._restore(saved)
-        return self._record(call, params, failure, _render_failure(failure), started_at)
+        return self._record(call, params, outcome, _render_failure(outcome), started_at)
 
     def _commit(
         self,
         plan: _Plan,
         params: Any,
-        result: object,
+        returned: object,
         context: ToolContext,
         call: ToolCall,
         started_at: datetime,
-    ) -> ToolResult[Any] | None:
-        """Record a successful ``result``; else (or if that fails) the result to return."""
+    ) -> tuple[ToolResult[Any], bool]:
+        """Record a successful result and return it rendered, with ``True``; or the
+        failure to return, with ``False``.
+
+        The value must be of the tool's declared result type; it is rendered through
+        the tool's result contract, so a subclass instance shows the declared fields.
+        """
         tool = plan.tool
-        if not isinstance(result, ToolResult):
-            message = f"Tool {tool.name!r} returned {type(result).__qualname__}, not a ToolResult."
-            return ToolResult.error(message)
-        if not result.success:
-            return result
+        if not isinstance(returned, ToolResult):
+            message = (
+                f"Tool {tool.name!r} returned {type(returned).__qualname__}, not a ToolResult."
+            )
+            return ToolResult.error(message), False
+        if not returned.success:
+            return returned, False
+        value = returned.value
+        value_type = _value_type(plan, value)
+        if value_type is _NONCONFORMING:
+            message = (
+                f"Tool {tool.name!r} returned {type(value).__qualname__}, expected "
+                f"{type_name(tool.result_type)}"
+            )
+            return ToolResult.error(message), False
         try:
+            text = returned.render_with(tool.result_contract)
+            # Kept with the result, so that providers need not render it again.
+            result = returned.rendered_as(text)
             for policy in plan.policies:
                 policy.on_result(tool, params, result, context=context)
-            self._record(call, params, result, result.render(), started_at)
+            self._record(call, params, result, text, started_at, value_type)
         except _PROPAGATED:
             raise
         except Exception as error:
             logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
-            return ToolResult.error(
+            message = (
                 f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
                 f"changes were rolled back: {_describe(error)}"
             )
-        return None
+            return ToolResult.error(message), False
+        return result, True
 
     def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
         """Why the call may not start (a denial), or ``None``; raises to stop the evaluation."""
@@ -242,7 +282,7 @@ class ToolExecutor:
             self._budget_tracker.check()
         return None
 
-    def _save(self, resources: ToolCallScope, mark: int) -> _Saved:
+    def _save(self, resources: _Resources, mark: int) -> _Saved:
         tokens = [(resource, resource.snapshot()) for resource in resources.snapshotables()]
         return self._session.snapshot(), tokens, mark
 
@@ -276,6 +316,7 @@ class ToolExecutor:
         result: ToolResult[Any],
         rendered_output: str,
         started_at: datetime,
+        value_type: type[Any] | None = None,
     ) -> ToolResult[Any]:
         event = ToolInvoked(
             self._prompt.name,
@@ -289,7 +330,7 @@ class ToolExecutor:
             self._clock(),
         )
         try:
-            self._session.dispatch(event)
+            self._session._dispatch(event, value_type)
         except Exception:
             if result.success:
                 raise  # the caller rolls the call back and records the failure
@@ -317,7 +358,40 @@ def _plan_of(binding: ToolBinding) -> _Plan:
                 "ToolPolicy (it needs name, check(tool, params, *, context) and "
                 "on_result(tool, params, result, *, context))"
             )
-    return _Plan(tool, tool.params_contract.parse, unique)
+    return _Plan(tool, tool.params_contract.parse, unique, plain_class(tool.result_type))
+
+
+_NONCONFORMING: Any = object()  # what ``_value_type`` returns for a value of another type
+
+
+def _value_type(plan: _Plan, value: object) -> type[Any] | None:
+    """The declared class ``value`` is filed under (``None``: its own type, or no
+    value), or ``_NONCONFORMING`` when it is not of the declared result type."""
+    if value is None:
+        return None  # a success without a payload, whatever the declared type
+    declared = plan.result_class
+    if declared is not None:
+        return declared if isinstance(value, declared) else _NONCONFORMING
+    tp = plan.tool.result_type
+    return declared_class(value, tp) if conforms(value, tp) else _NONCONFORMING
+
+
+def _validate_policies(prompt: Prompt, plans: Iterable[_Plan]) -> None:
+    """Let each policy that has ``validate(tool_names)`` check the prompt's tool names.
+
+    The names are those of every tool the template declares, enabled or not: a
+    policy may name a tool that another render of the prompt enables.
+    """
+    tool_names = frozenset(tool.name for tool in prompt.template.tools)
+    policies = {id(policy): policy for plan in plans for policy in plan.policies}
+    for policy in policies.values():
+        validate = getattr(policy, "validate", None)
+        if not callable(validate):
+            continue
+        try:
+            validate(tool_names)
+        except PromptValidationError as error:
+            raise PromptValidationError(f"prompt {prompt.name!r}: {error}") from None
 
 
 def _raised(tool: Tool[Any, Any], error: BaseException) -> str:

@@ -53,9 +53,10 @@ class Session:
     ``session[Plan].latest()`` reads a slice; ``session.dispatch(event)`` routes an
     event to the reducers registered for its type, or appends it to the slice of its
     own type when none is. A successful ``ToolInvoked`` whose value is a dataclass or
-    a pydantic model also dispatches that value. Each dispatch is atomic: if a reducer
-    raises, no slice changes. Restores act on the whole session, so tool calls running
-    concurrently on one session share each other's rollbacks.
+    a pydantic model also dispatches that value (from an executor, as an event of the
+    tool's declared result class, even for a subclass instance). Each dispatch is
+    atomic: if a reducer raises, no slice changes. Restores act on the whole session,
+    so tool calls running concurrently on one session share each other's rollbacks.
     """
 
     __slots__ = ("_applying", "_call_lock", "_current", "_kinds", "_lock", "_routes", "session_id")
@@ -77,6 +78,14 @@ class Session:
 
     def dispatch(self, event: object) -> None:
         """Apply ``event`` to the slices it routes to, all or nothing."""
+        self._dispatch(event, None)
+
+    def _dispatch(self, event: object, value_type: type[Any] | None) -> None:
+        """``dispatch``; a ``ToolInvoked``'s value goes as a ``value_type`` event if given.
+
+        The executor passes the tool's declared result class, so that a value of a
+        subclass joins the declared type's slice.
+        """
         with self._lock:
             self._enter("dispatch")
             try:
@@ -85,16 +94,22 @@ class Session:
                 if isinstance(event, ToolInvoked) and event.result.success:
                     value = event.result.value
                     if _is_record(value):
-                        self._route(value, changes)
+                        self._route(value, changes, value_type or type(value))
                 self._commit(changes)
             finally:
                 self._applying = False
 
     @property
+    def dispatcher(self) -> Session:
+        """Where handlers publish events: the session itself (``dispatcher.dispatch(event)``)."""
+        return self
+
+    @property
     def call_lock(self) -> threading.RLock:
         """Held by an executor for a whole tool call, so calls on one session take turns.
 
-        Reentrant: a handler may run a nested tool call on the same session.
+        Reentrant: a handler may run a nested tool call on the same session. Executors
+        take it after the ``call_lock`` of the prompt's resource registry, never before.
         """
         return self._call_lock
 
@@ -198,8 +213,15 @@ class Session:
             )
         self._applying = True
 
-    def _route(self, event: object, changes: dict[type[Any], SliceValues[Any]]) -> None:
-        event_type = type(event)
+    def _route(
+        self,
+        event: object,
+        changes: dict[type[Any], SliceValues[Any]],
+        event_type: type[Any] | None = None,
+    ) -> None:
+        """Apply ``event`` as an event of ``event_type`` (by default its own type)."""
+        if event_type is None:
+            event_type = type(event)
         routes = self._routes.get(event_type)
         if routes is None or (
             # ToolInvoked is kept in its own slice even when reducers route it elsewhere.

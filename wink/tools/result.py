@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic_core import to_json
 
-from wink.contract import compile_contract
+from wink.contract import Contract, compile_contract
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
@@ -23,8 +23,17 @@ class ToolRenderableResult(Protocol):
         ...
 
 
+class _RenderedText:
+    """Room for the executor's rendering of a result, outside the dataclass fields.
+
+    Not a field: it is no part of a result's identity (equality) or of its JSON.
+    """
+
+    __slots__ = ("_rendered",)
+
+
 @dataclass(frozen=True, slots=True)
-class ToolResult(Generic[ResultT]):
+class ToolResult(_RenderedText, Generic[ResultT]):
     """The outcome of a tool call: a message, an optional typed value, success or not."""
 
     message: str
@@ -47,12 +56,40 @@ class ToolResult(Generic[ResultT]):
         return cls(message=message, value=None, success=False)
 
     def render(self) -> str:
-        """The value as text for the model: its own ``render()``, else compact JSON."""
+        """The value as text for the model: its own ``render()``, else compact JSON.
+
+        A result returned by the executor gives the text the executor rendered through
+        the tool's result contract (see ``rendered_as``) without rendering it again.
+        """
+        rendered: str | None = getattr(self, "_rendered", None)
+        if rendered is not None:
+            return rendered
         return render_value(self.value)
 
+    def render_with(self, contract: Contract[Any]) -> str:
+        """The value as text, serialized through ``contract`` (the declared result type).
 
-def render_value(value: Any) -> str:
-    """Render a result value: ``""`` for ``None``, ``render()`` when defined, else JSON."""
+        A value of a subclass of the declared type shows only the declared fields.
+        """
+        return render_value(self.value, contract)
+
+    def rendered_as(self, text: str) -> ToolResult[ResultT]:
+        """An equal result whose ``render()`` returns ``text`` (the executor's rendering)."""
+        if type(self) is ToolResult:  # direct construction: far cheaper than ``replace``
+            copy = ToolResult(
+                self.message, self.value, self.success, self.exclude_value_from_context
+            )
+        else:
+            copy = replace(self)
+        object.__setattr__(copy, "_rendered", text)  # not a field, so frozen does not cover it
+        return copy
+
+
+def render_value(value: Any, contract: Contract[Any] | None = None) -> str:
+    """Render a result value: ``""`` for ``None``, ``render()`` when defined, else JSON.
+
+    The JSON comes from ``contract`` when given, else from the value's own type.
+    """
     if value is None:
         return ""
     # getattr, not isinstance on the runtime-checkable protocol: this is on the
@@ -63,6 +100,8 @@ def render_value(value: Any) -> str:
         if not isinstance(text, str):
             raise TypeError(f"{type(value).__qualname__}.render() returned {type(text).__name__}")
         return text
+    if contract is not None:
+        return contract.dump_json(value, exclude_none=True)
     if isinstance(value, list | tuple):
         return to_json(_dump(value)).decode()
     return compile_contract(type(value)).dump_json(value, exclude_none=True)

@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from wink.contract import (
     Contract,
@@ -16,6 +16,7 @@ from wink.contract import (
     type_name,
 )
 from wink.contract.frozen import freeze
+from wink.contract.instances import conforms
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError
 from wink.tools.context import ToolContext
@@ -222,20 +223,6 @@ def _is_async(handler: Callable[..., Any]) -> bool:
     )
 
 
-def _is_instance(value: Any, tp: Any) -> bool:
-    if tp is None or tp is type(None):
-        return value is None
-    origin = get_origin(tp)
-    if origin in (list, tuple):
-        args = [arg for arg in get_args(tp) if arg is not Ellipsis]
-        return isinstance(value, origin) and all(
-            any(_is_instance(item, arg) for arg in args) for item in value
-        )
-    if isinstance(tp, type):
-        return isinstance(value, tp)
-    return True
-
-
 def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
     subject = f"tool {tool.name!r} example {index}"
     if not isinstance(example, ToolExample):
@@ -245,12 +232,17 @@ def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
         ("input", example.input, tool.params_type, tool.params_contract, tool.params_schema),
         ("output", example.output, tool.result_type, tool.result_contract, tool.result_schema),
     ):
-        if not _is_instance(value, tp):
+        if not conforms(value, tp):
             raise PromptValidationError(
                 f"{subject} {part}: {value!r} is not an instance of {type_name(tp)}"
             )
         # Arguments of a tool without params are the empty object.
-        document = {} if part == "input" and contract.type is None else contract.dump(value)
+        try:
+            document = {} if part == "input" and contract.type is None else contract.dump(value)
+        except ContractViolation as error:
+            raise PromptValidationError(
+                f"{subject} ({example.description!r}) {part}: {error.problems[0]}"
+            ) from None
         schema_errors = sorted(schema_validator(schema).iter_errors(document), key=str)
         pydantic_error: ContractViolation | None = None
         # Results are only ever serialized; parsing one back is meaningful only where
