@@ -461,3 +461,26 @@ def test_concurrent_dispatches_lose_no_events() -> None:
     assert plan is not None
     assert len(plan.steps) == 4000
     assert len(set(plan.steps)) == 4000
+
+
+def test_loaded_snapshot_brings_its_log_slices_into_a_new_session() -> None:
+    session = Session()
+    session[Audit].declare(SliceKind.LOG)
+    session.dispatch(Audit("kept"))
+    fresh = Session()
+    fresh.restore(Snapshot.from_json(session.snapshot().to_json()), keep_log=False)
+    assert fresh[Audit].all() == (Audit("kept"),)
+    assert fresh[Audit].kind is SliceKind.LOG
+
+
+def test_loaded_snapshot_contradicting_a_declared_kind_is_refused() -> None:
+    session = Session()
+    session[Audit].declare(SliceKind.LOG)
+    session.dispatch(Audit("kept"))
+    fresh = Session()
+    fresh[Audit].declare(SliceKind.STATE)
+    with pytest.raises(SnapshotError) as raised:
+        fresh.restore(Snapshot.from_json(session.snapshot().to_json()), keep_log=False)
+    assert str(raised.value) == (
+        "the snapshot holds Audit as a log slice, but this session declares it state"
+    )

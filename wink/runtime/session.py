@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from wink.errors import WinkError
 from wink.runtime._vector import SliceValues
 from wink.runtime.events import ToolInvoked
-from wink.runtime.snapshot import Snapshot
+from wink.runtime.snapshot import Snapshot, SnapshotError
 
 __all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
 
@@ -139,10 +139,29 @@ class Session:
         with self._lock:
             self._enter("restore")
             try:
+                if not keep_log:
+                    self._adopt_kinds(snapshot)
                 log = self._current.log if keep_log else snapshot.log
                 self._current = Snapshot(snapshot.state, log)
             finally:
                 self._applying = False
+
+    def _adopt_kinds(self, snapshot: Snapshot) -> None:
+        """Take the snapshot's slice kinds for undeclared types; refuse contradictions.
+
+        A snapshot loaded into a fresh session (``Snapshot.from_json``) says which
+        slices are LOG; without adopting that, those slices would be unreadable.
+        """
+        for kind, slices in ((_STATE, snapshot.state), (_LOG, snapshot.log)):
+            for slice_type in slices:
+                declared = self._kinds.get(slice_type)
+                if declared is None and kind is _LOG:
+                    self._kinds[slice_type] = _LOG
+                elif declared is not None and declared is not kind:
+                    raise SnapshotError(
+                        f"the snapshot holds {slice_type.__qualname__} as a {kind.value} slice, "
+                        f"but this session declares it {declared.value}"
+                    )
 
     def reset(self) -> None:
         """Empty every slice; reducers and slice kinds stay registered."""
