@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from wink.contrib.planning import (
     register_plan_slice,
     update_step_tool,
 )
+from wink.prompt import Enabled, MarkdownSection
 from wink.providers import openai
 from wink.runtime import ToolCall, ToolExecutor, ToolInvoked
 
@@ -198,7 +200,7 @@ def test_empty_step_title_is_rejected_when_parsing() -> None:
     assert (result.success, result.message) == (
         False,
         "Invalid arguments for tool 'planning_add_step':\n"
-        "steps[1]: string should have at least 1 character (got '')",
+        'steps[1]: string should have at least 1 character (got "")',
     )
     assert session[Plan].all() == before
 
@@ -211,7 +213,7 @@ def test_step_title_over_500_characters_is_rejected_when_parsing() -> None:
     assert (result.success, result.message) == (
         False,
         "Invalid arguments for tool 'planning_setup_plan':\n"
-        f"initial_steps[0]: string should have at most 500 characters (got '{'x' * 56}...)",
+        f'initial_steps[0]: string should have at most 500 characters (got "{"x" * 56}...)',
     )
     assert session[Plan].all() == ()
 
@@ -226,7 +228,7 @@ def test_empty_objective_is_rejected_when_parsing() -> None:
     result = run(executor_for(Session()), "setup_plan", {"objective": ""})
     assert result.message == (
         "Invalid arguments for tool 'planning_setup_plan':\n"
-        "objective: string should have at least 1 character (got '')"
+        'objective: string should have at least 1 character (got "")'
     )
 
 
@@ -235,7 +237,7 @@ def test_adding_no_steps_is_rejected_when_parsing() -> None:
     result = run(executor, "add_step", {"steps": []})
     assert result.message == (
         "Invalid arguments for tool 'planning_add_step':\n"
-        "steps: tuple should have at least 1 item after validation, not 0 (got [])"
+        "steps: array should have at least 1 item, not 0 (got [])"
     )
 
 
@@ -297,6 +299,23 @@ def test_section_carries_the_four_planning_tools_in_order() -> None:
         "planning_update_step",
         "planning_read_plan",
     ]
+
+
+@dataclass(frozen=True)
+class Mode:
+    plans: bool
+
+
+def test_section_enabled_may_be_a_predicate_over_the_inherited_params() -> None:
+    section = PlanningToolsSection(enabled=lambda mode: mode.plans)
+    assert typing.get_type_hints(PlanningToolsSection.__init__)["enabled"] == Enabled
+    tree = PromptTemplate(
+        ns="tests", key="mode", sections=[MarkdownSection[Mode](title="Work", children=[section])]
+    )
+    shown = Prompt(tree).bind(Mode(plans=True)).render()
+    hidden = Prompt(tree).bind(Mode(plans=False)).render()
+    assert [tool.name for tool in shown.tools] == [tool.name for tool in section.tools]
+    assert (hidden.text, hidden.tools) == ("## Work", ())
 
 
 def test_section_refuses_a_strategy_that_is_not_a_planning_strategy() -> None:

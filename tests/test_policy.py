@@ -171,13 +171,14 @@ def test_dependency_on_a_tool_the_prompt_lacks_is_rejected_when_the_executor_is_
     with pytest.raises(PromptValidationError) as raised:
         executor_for(DEPLOY_TOOLS, policy)
     assert str(raised.value) == (
-        "prompt 'policy': SequentialDependencyPolicy 'sequential_dependency': dependencies "
-        "name tools the prompt does not have: 'relase', 'tset' (its tools: broken, build, "
+        "prompt 'policy', policy attached to section tools: SequentialDependencyPolicy "
+        "'sequential_dependency': dependencies name tools the prompt does not have: 'relase', "
+        "'tset' (its tools: broken, build, "
         "deploy, lint, test)"
     )
 
 
-def test_dependency_on_a_tool_of_a_disabled_section_is_accepted() -> None:
+def test_prerequisite_the_render_does_not_enable_is_denied_as_unavailable() -> None:
     policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
     template = PromptTemplate(
         ns="tests",
@@ -189,19 +190,90 @@ def test_dependency_on_a_tool_of_a_disabled_section_is_accepted() -> None:
     )
     executor = ToolExecutor(prompt=Prompt(template), session=Session())
     assert message(executor, "deploy") == (
-        "Tool 'deploy' cannot run yet: call test successfully first "
-        "(policy 'sequential_dependency')."
+        "Tool 'deploy' cannot run in this prompt: it needs test to succeed first, which is "
+        "not available in this prompt; do not call 'deploy' again (policy "
+        "'sequential_dependency')."
     )
 
 
-def test_policy_validate_hook_receives_the_tool_names_once_per_executor() -> None:
-    seen: list[frozenset[str]] = []
+def test_an_unavailable_prerequisite_is_named_apart_from_available_ones() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"lint", "test"})})
+    template = PromptTemplate(
+        ns="tests",
+        key="partly",
+        sections=[
+            MarkdownSection(title="On", tools=[DEPLOY_TOOLS[0], DEPLOY_TOOLS[3]]),
+            MarkdownSection(title="Off", tools=[DEPLOY_TOOLS[2]], enabled=False),
+        ],
+        policies=[policy],
+    )
+    executor = ToolExecutor(prompt=Prompt(template), session=Session())
+    assert message(executor, "deploy") == (
+        "Tool 'deploy' cannot run in this prompt: it needs test to succeed first, which is "
+        "not available in this prompt; do not call 'deploy' again (policy "
+        "'sequential_dependency')."
+    )
+
+
+def test_policy_on_a_section_without_the_dependent_tool_is_rejected_naming_both() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    template = PromptTemplate(
+        ns="tests",
+        key="misplaced",
+        sections=[
+            MarkdownSection(title="Checks", tools=[DEPLOY_TOOLS[2]], policies=[policy]),
+            MarkdownSection(title="Release", tools=[DEPLOY_TOOLS[3]]),
+        ],
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        ToolExecutor(prompt=Prompt(template), session=Session())
+    assert str(raised.value) == (
+        "prompt 'misplaced', policy attached to section checks: SequentialDependencyPolicy "
+        "'sequential_dependency' would never be asked about 'deploy': a policy governs only "
+        "the tools of the section it is attached to and of that section's children (it "
+        "governs test); attach it to a section holding those tools, or to the prompt"
+    )
+
+
+def test_policy_on_a_section_without_tools_is_rejected_even_when_nothing_is_enabled() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    template = PromptTemplate(
+        ns="tests",
+        key="empty",
+        sections=[
+            MarkdownSection(title="Rules", template="Be careful.", policies=[policy]),
+            MarkdownSection(title="Release", tools=DEPLOY_TOOLS[2:4], enabled=False),
+        ],
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        ToolExecutor(prompt=Prompt(template), session=Session())
+    assert "policy attached to section rules" in str(raised.value)
+    assert "(it governs no tool)" in str(raised.value)
+
+
+def test_policy_on_a_parent_section_or_the_prompt_governs_the_tools_below() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    child = MarkdownSection(title="Release", tools=DEPLOY_TOOLS[2:4])
+    for sections, policies in (
+        ([MarkdownSection(title="Work", children=[child], policies=[policy])], []),
+        ([child], [policy]),
+    ):
+        template = PromptTemplate(ns="tests", key="p", sections=sections, policies=policies)
+        executor = ToolExecutor(prompt=Prompt(template), session=Session())
+        assert message(executor, "deploy") == (
+            "Tool 'deploy' cannot run yet: call test successfully first "
+            "(policy 'sequential_dependency')."
+        )
+
+
+def test_policy_validate_hook_receives_the_tool_names_and_the_governed_ones() -> None:
+    seen: list[tuple[frozenset[str], frozenset[str]]] = []
 
     class Recording:
         name = "recording"
 
-        def validate(self, tool_names: frozenset[str]) -> None:
-            seen.append(tool_names)
+        def validate(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
+            seen.append((tool_names, governed))
 
         def check(self, tool: Any, params: Any, *, context: Any) -> PolicyDecision:
             return PolicyDecision.allow()
@@ -209,8 +281,17 @@ def test_policy_validate_hook_receives_the_tool_names_once_per_executor() -> Non
         def on_result(self, *args: Any, **kwargs: Any) -> None:
             pass
 
-    executor_for(DEPLOY_TOOLS[:2], Recording())
-    assert seen == [frozenset({"lint", "build"})]
+    recording = Recording()
+    template = PromptTemplate(
+        ns="tests",
+        key="hook",
+        sections=[
+            MarkdownSection(title="Lint", tools=DEPLOY_TOOLS[:1]),
+            MarkdownSection(title="Build", tools=DEPLOY_TOOLS[1:2], policies=[recording]),
+        ],
+    )
+    ToolExecutor(prompt=Prompt(template), session=Session())
+    assert seen == [(frozenset({"lint", "build"}), frozenset({"build"}))]
 
 
 def test_dependency_cycle_is_rejected_at_construction() -> None:

@@ -17,8 +17,8 @@ from wink.prompt import (
     Section,
     ToolBinding,
 )
-from wink.resources import ResourceRegistry
-from wink.tools import Tool
+from wink.resources import Binding, BindingError, ResourceRegistry
+from wink.tools import Tool, ToolExample
 
 
 @dataclass
@@ -105,7 +105,10 @@ def test_a_blank_title_is_rejected() -> None:
 def test_a_template_with_an_invalid_placeholder_is_rejected() -> None:
     with pytest.raises(PromptValidationError) as raised:
         MarkdownSection(title="Bad", template="Cost: $ 5")
-    assert str(raised.value) == "section 'bad': template has an invalid placeholder: 'Cost: $ 5'"
+    assert str(raised.value) == (
+        "section 'bad': template has an invalid placeholder: 'Cost: $ 5' "
+        "(placeholders are $name or ${name}; write $$ for a literal dollar sign)"
+    )
 
 
 def test_a_non_tool_in_tools_is_rejected() -> None:
@@ -126,6 +129,15 @@ def test_a_grouping_section_without_text_carries_tools_and_renders_its_heading()
 
 
 # --- templates -------------------------------------------------------------------------
+
+
+def test_template_binding_of_an_unknown_tool_names_it_and_the_known_tools() -> None:
+    tree = template(Section(title="Tools", tools=[tool("search"), tool("fetch")]))
+    with pytest.raises(PromptValidationError) as raised:
+        tree.binding("nope")
+    assert str(raised.value) == (
+        "prompt template tests/prompt has no tool 'nope' (its tools: fetch, search)"
+    )
 
 
 def test_duplicate_tool_names_are_rejected_with_both_section_paths() -> None:
@@ -267,6 +279,24 @@ def test_an_enabled_predicate_sees_the_bound_params() -> None:
     )
 
 
+def test_an_enabled_predicate_that_raises_is_a_render_error_naming_the_section() -> None:
+    tree = template(
+        Section(
+            title="Root",
+            children=[
+                MarkdownSection[User](title="Hi", template="$name", enabled=lambda u: u.nope)
+            ],
+        )
+    )
+    with pytest.raises(PromptRenderError) as raised:
+        Prompt(tree).bind(User("Ada")).render()
+    assert str(raised.value) == (
+        "section root/hi: the enabled predicate raised AttributeError: "
+        "'User' object has no attribute 'nope'"
+    )
+    assert isinstance(raised.value.__cause__, AttributeError)
+
+
 def test_a_section_switched_off_needs_no_params() -> None:
     tree = template(MarkdownSection[User](title="Off", template="Hi $name", enabled=False))
     assert Prompt(tree).render().text == ""
@@ -382,7 +412,8 @@ def test_params_that_no_section_takes_are_rejected_naming_the_types_sections_tak
     with pytest.raises(PromptValidationError) as raised:
         prompt.bind(Query("x"))
     assert str(raised.value) == (
-        "bind() got params of type Query, which no section takes (sections take User, Topic)"
+        "bind() got params of type Query, which no section takes (sections take User, Topic); "
+        "declare it with MarkdownSection[Query](...) or params=Query"
     )
 
 
@@ -390,7 +421,18 @@ def test_params_are_rejected_when_no_section_takes_any() -> None:
     with pytest.raises(PromptValidationError) as raised:
         Prompt(template(Section(title="Plain")), params=[User("Ada")])
     assert str(raised.value) == (
-        "bind() got params of type User, which no section takes (no section takes params)"
+        "bind() got params of type User, which no section takes (no section takes params); "
+        "declare it with MarkdownSection[User](...) or params=User"
+    )
+
+
+def test_bind_refuses_a_resource_binding_keyed_by_another_type() -> None:
+    prompt = Prompt(template(Section(title="Plain")))
+    with pytest.raises(BindingError) as raised:
+        prompt.bind(resources={Query: Binding(Answer, lambda _: Answer("a"))})
+    assert str(raised.value) == (
+        "resources mapping: key Query holds a Binding for Answer; key each binding by its own "
+        "resource_type"
     )
 
 
@@ -482,3 +524,63 @@ def test_a_param_override_on_recursive_params_changes_only_the_top_level() -> No
     assert schema["properties"]["label"] == {"description": "Root label", "type": "string"}
     assert schema["$defs"]["TreeQuery"]["properties"]["label"] == {"type": "string"}
     assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/TreeQuery"}
+
+
+# --- tool examples ---------------------------------------------------------------------
+
+
+@dataclass
+class Listing:
+    items: list[str]
+
+    def render(self) -> str:
+        return ", ".join(self.items)
+
+
+def example_tools() -> tuple[Tool[Query, Answer], Tool[Query, Listing]]:
+    search = Tool[Query, Answer](
+        name="search",
+        description="Search.",
+        examples=(
+            ToolExample("Find tea", Query("tea"), Answer("green tea")),
+            ToolExample("Few results", Query("cake", limit=1), Answer("sponge")),
+        ),
+    )
+    listing = Tool[Query, Listing](
+        name="list",
+        description="List.",
+        examples=(ToolExample("List fruit", Query("fruit"), Listing(["apple", "pear"])),),
+    )
+    return search, listing
+
+
+def test_tool_examples_render_after_the_body_of_the_section_holding_the_tool() -> None:
+    search, listing = example_tools()
+    tree = template(
+        MarkdownSection(title="Search", template="Look things up.", tools=[search, tool("plain")]),
+        MarkdownSection(title="Other", template="No examples here.", tools=[listing]),
+    )
+    assert Prompt(tree).render().text == (
+        "## Search\n\nLook things up.\n\n"
+        "Examples for `search`:\n"
+        '- Find tea: input {"text":"tea","limit":5} -> output {"text":"green tea"}\n'
+        '- Few results: input {"text":"cake","limit":1} -> output {"text":"sponge"}\n\n'
+        "## Other\n\nNo examples here.\n\n"
+        "Examples for `list`:\n"
+        '- List fruit: input {"text":"fruit","limit":5} -> output apple, pear'
+    )
+
+
+def test_tool_examples_of_a_grouping_section_follow_its_heading() -> None:
+    search, _ = example_tools()
+    tree = template(Section(title="Tools", tools=[search]))
+    assert Prompt(tree).render().text.split("\n")[:3] == ["## Tools", "", "Examples for `search`:"]
+
+
+def test_tool_examples_of_a_disabled_section_are_not_rendered() -> None:
+    search, _ = example_tools()
+    tree = template(
+        MarkdownSection(title="On", template="Shown."),
+        MarkdownSection(title="Off", template="Hidden.", tools=[search], enabled=False),
+    )
+    assert Prompt(tree).render().text == "## On\n\nShown."

@@ -15,6 +15,7 @@ from wink.resources import (
     CircularDependencyError,
     Filesystem,
     InMemoryFilesystem,
+    ResourceBuildError,
     ResourceRegistry,
     ResourceResolver,
     ResourceScopeError,
@@ -127,7 +128,22 @@ def test_from_mapping_accepts_instances_and_bindings() -> None:
 def test_from_mapping_refuses_binding_under_another_type() -> None:
     with pytest.raises(BindingError) as raised:
         ResourceRegistry.from_mapping({Alpha: Binding(Beta, lambda _: Beta())})
-    assert str(raised.value).startswith("binding for Beta keyed by")
+    assert str(raised.value) == (
+        "resources mapping: key Alpha holds a Binding for Beta; key each binding by its own "
+        "resource_type"
+    )
+
+
+def test_from_mapping_refuses_a_bare_factory_with_a_hint_to_wrap_it() -> None:
+    def make_alpha(resolver: ResourceResolver) -> Alpha:
+        return Alpha()
+
+    with pytest.raises(BindingError) as raised:
+        ResourceRegistry.from_mapping({Alpha: make_alpha})
+    assert str(raised.value) == (
+        f"resources mapping: {make_alpha!r} under key Alpha is not an instance of Alpha; "
+        "wrap factories in Binding(Type, factory)"
+    )
 
 
 def test_binding_the_same_type_twice_is_refused() -> None:
@@ -281,6 +297,36 @@ def test_dependency_cycle_is_named_in_the_error() -> None:
     with pytest.raises(CircularDependencyError) as raised:
         registry.get(Alpha)
     assert str(raised.value) == "circular dependency between resources: Beta -> Gamma -> Beta"
+
+
+def test_a_failing_factory_raises_resource_build_error_naming_the_type() -> None:
+    registry = ResourceRegistry.of(Binding(Alpha, lambda _: 1 / 0))
+    with pytest.raises(ResourceBuildError) as raised:
+        registry.get(Alpha)
+    assert str(raised.value) == (
+        "building resource Alpha failed: the factory raised ZeroDivisionError: division by zero"
+    )
+    assert isinstance(raised.value.__cause__, ZeroDivisionError)
+
+
+def test_a_failing_dependency_is_named_not_the_resource_that_needed_it() -> None:
+    def broken(resolver: ResourceResolver) -> Beta:
+        raise OSError("no network")
+
+    registry = ResourceRegistry.of(
+        Binding(Alpha, lambda r: (r.get(Beta), Alpha())[1]), Binding(Beta, broken)
+    )
+    with pytest.raises(ResourceBuildError) as raised:
+        registry.get(Alpha)
+    assert str(raised.value) == (
+        "building resource Beta failed: the factory raised OSError: no network"
+    )
+
+
+def test_an_unbound_dependency_of_a_factory_stays_an_unbound_resource_error() -> None:
+    registry = ResourceRegistry.of(Binding(Alpha, lambda r: (r.get(Beta), Alpha())[1]))
+    with pytest.raises(UnboundResourceError):
+        registry.get(Alpha)
 
 
 def test_resource_depending_on_itself_is_a_cycle() -> None:

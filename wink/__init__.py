@@ -29,6 +29,7 @@ from wink.prompt import (
 from wink.resources import (
     Binding,
     CircularDependencyError,
+    ResourceBuildError,
     Filesystem,
     HostFilesystem,
     InMemoryFilesystem,
@@ -66,6 +67,7 @@ __all__ = [
     "BudgetExceededError",
     "BudgetTracker",
     "CircularDependencyError",
+    "ResourceBuildError",
     "Contract",
     "ContractViolation",
     "Deadline",

@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from wink.errors import WinkError
-from wink.prompt import MarkdownSection
+from wink.prompt import Enabled, MarkdownSection
 from wink.runtime import Session, SliceKind, replace_latest
 from wink.tools import Tool, ToolContext, ToolResult
 
@@ -293,7 +293,7 @@ class PlanningToolsSection(MarkdownSection[None]):
         title: str = "Planning",
         key: str = "planning",
         policies: Sequence[object] = (),
-        enabled: bool = True,
+        enabled: Enabled = True,
     ) -> None:
         """A section titled ``title`` whose mindset paragraph follows ``strategy``."""
         if not isinstance(strategy, PlanningStrategy):

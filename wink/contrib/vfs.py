@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from wink.policy import ReadBeforeWritePolicy
-from wink.prompt import MarkdownSection
+from wink.prompt import Enabled, MarkdownSection
 from wink.resources import Filesystem, FilesystemError
 from wink.tools import Tool, ToolContext, ToolResult
 
@@ -341,7 +341,7 @@ class VfsToolsSection(MarkdownSection[None]):
         title: str = "Files",
         key: str = "vfs",
         policies: Sequence[object] = _DEFAULT_POLICIES,
-        enabled: bool = True,
+        enabled: Enabled = True,
     ) -> None:
         """A section titled ``title`` whose tools obey ``policies``."""
         policies = tuple(policies)

@@ -37,9 +37,12 @@ _ALLOW = PolicyDecision(allowed=True)
 class ToolPolicy(Protocol):
     """A constraint on when tools may run; its state lives in the session (``PolicyState``).
 
-    A policy may also define ``validate(tool_names: frozenset[str]) -> None``: the
-    executor calls it once, when it is built, with the names of the prompt's tools,
-    and it raises ``PromptValidationError`` for a configuration they cannot satisfy.
+    A policy may also define
+    ``validate(tool_names: frozenset[str], governed: frozenset[str]) -> None``: the
+    executor calls it once, when it is built, with the names of every tool of the
+    prompt's template and of the tools this policy governs (those of the sections it
+    is attached to and their children, or all of them for a prompt policy), and it
+    raises ``PromptValidationError`` for a configuration they cannot satisfy.
     """
 
     @property

@@ -21,7 +21,11 @@ class SequentialDependencyPolicy:
 
     ``SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test", "build"})})``
     denies ``deploy`` until both ``test`` and ``build`` succeeded in this session.
-    Every name must be a tool of the prompt: the executor calls ``validate`` with them.
+    Every name must be a tool of the prompt, and every dependent tool (a key) must be
+    governed by this policy, that is sit in the section it is attached to (or below),
+    unless it is attached to the prompt: the executor calls ``validate`` to check both.
+    A prerequisite that the current render does not enable makes its dependent tool
+    unavailable, and the denial says so.
     """
 
     dependencies: Mapping[str, frozenset[str]]
@@ -35,8 +39,9 @@ class SequentialDependencyPolicy:
         _check_acyclic(frozen)
         object.__setattr__(self, "dependencies", MappingProxyType(frozen))
 
-    def validate(self, tool_names: frozenset[str]) -> None:
-        """Refuse dependencies naming tools the prompt lacks (a typo would block forever)."""
+    def validate(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
+        """Refuse dependencies naming tools the prompt lacks (a typo would block forever),
+        and dependent tools this policy does not govern (it would never be asked)."""
         named = set(self.dependencies).union(*self.dependencies.values())
         unknown = sorted(named - tool_names)
         if unknown:
@@ -44,6 +49,15 @@ class SequentialDependencyPolicy:
                 f"SequentialDependencyPolicy {self.name!r}: dependencies name tools the prompt "
                 f"does not have: {', '.join(map(repr, unknown))} "
                 f"(its tools: {', '.join(sorted(tool_names)) or 'none'})"
+            )
+        ungoverned = sorted(set(self.dependencies) - governed)
+        if ungoverned:
+            raise PromptValidationError(
+                f"SequentialDependencyPolicy {self.name!r} would never be asked about "
+                f"{', '.join(map(repr, ungoverned))}: a policy governs only the tools of the "
+                "section it is attached to and of that section's children (it governs "
+                f"{', '.join(sorted(governed)) or 'no tool'}); attach it to a section holding "
+                "those tools, or to the prompt"
             )
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
@@ -54,6 +68,16 @@ class SequentialDependencyPolicy:
         missing = required - load_policy_state(context.session, self.name).invoked_tools
         if not missing:
             return PolicyDecision.allow()
+        rendered = context.rendered_prompt
+        unavailable = (
+            frozenset() if rendered is None else frozenset(missing - rendered.bindings.keys())
+        )
+        if unavailable:
+            return PolicyDecision.deny(
+                f"Tool {tool.name!r} cannot run in this prompt: it needs {_and(unavailable)} "
+                f"to succeed first, which {_is_or_are(unavailable)} not available in this "
+                f"prompt; do not call {tool.name!r} again (policy {self.name!r})."
+            )
         return PolicyDecision.deny(
             f"Tool {tool.name!r} cannot run yet: call {_and(missing)} successfully first "
             f"(policy {self.name!r})."
@@ -70,6 +94,10 @@ class SequentialDependencyPolicy:
 def _and(names: frozenset[str]) -> str:
     ordered = sorted(names)
     return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " and " + ordered[-1]
+
+
+def _is_or_are(names: frozenset[str]) -> str:
+    return "is" if len(names) == 1 else "are"
 
 
 def _check_acyclic(dependencies: Mapping[str, frozenset[str]]) -> None:

@@ -9,8 +9,9 @@ from types import MappingProxyType
 from typing import Any
 
 from wink.errors import PromptRenderError, PromptValidationError
+from wink.prompt.examples import examples_markdown
 from wink.prompt.section import Section, params_field_names
-from wink.resources import Binding, ResourceRegistry
+from wink.resources import ResourceRegistry
 from wink.tools import Tool
 
 __all__ = [
@@ -86,8 +87,18 @@ class PromptTemplate:
         return self._params_types
 
     def binding(self, tool_name: str) -> ToolBinding:
-        """Where ``tool_name`` sits and which policies govern it."""
-        return self._bindings[tool_name]
+        """Where ``tool_name`` sits and which policies govern it.
+
+        Raises ``PromptValidationError`` for a name that is not a tool of the template.
+        """
+        binding = self._bindings.get(tool_name)
+        if binding is None:
+            known = ", ".join(sorted(self._bindings)) or "none"
+            raise PromptValidationError(
+                f"prompt template {self.ns}/{self.key} has no tool {tool_name!r} "
+                f"(its tools: {known})"
+            )
+        return binding
 
     def __repr__(self) -> str:
         return f"PromptTemplate(ns={self.ns!r}, key={self.key!r}, tools={len(self.tools)})"
@@ -223,6 +234,9 @@ class Prompt:
         self._param_descriptions: dict[str, Mapping[str, str]] = {
             name: MappingProxyType(tool.param_descriptions()) for name, tool in tools.items()
         }
+        self._section_examples = tuple(
+            examples_markdown(node.section.tools) for node in template.nodes
+        )
 
     @property
     def name(self) -> str:
@@ -242,7 +256,11 @@ class Prompt:
     def bind(
         self, *params: Any, resources: Mapping[type[Any], Any] | ResourceRegistry | None = None
     ) -> Prompt:
-        """A prompt with ``params`` (and ``resources``) bound in addition to these."""
+        """A prompt with ``params`` (and ``resources``) bound in addition to these.
+
+        A params instance of a type already bound replaces the earlier one; ``resources``
+        replace the bound resources as a whole. ``self`` is left unchanged.
+        """
         bound = copy.copy(self)  # shares the settled tools; nothing here is mutated
         bound._params = {**self._params, **_index_params(params, self.template.params_types)}
         bound._section_params = _params_by_section_type(self.template.params_types, bound._params)
@@ -265,11 +283,12 @@ class Prompt:
                 index = node.end
                 continue
             params = self._params_for(node)
-            if not node.section.is_enabled(params):
+            if not _is_enabled(node, params):
                 index = node.end
                 continue
             heading = "#" * min(node.depth + 2, 6) + " " + node.section.title
-            body = node.section.render_body(params)
+            parts = (node.section.render_body(params), self._section_examples[index])
+            body = "\n\n".join(part for part in parts if part)
             blocks.append(f"{heading}\n\n{body}" if body else heading)
             for binding in self._section_bindings[index]:
                 name = binding.tool.name
@@ -303,6 +322,17 @@ class Prompt:
         return f"Prompt({self.template!r})"
 
 
+def _is_enabled(node: _Node, params: Any) -> bool:
+    """Whether the section at ``node`` shows; a predicate that raises is a render error."""
+    try:
+        return node.section.is_enabled(params)
+    except Exception as error:
+        raise PromptRenderError(
+            f"section {node.path_text}: the enabled predicate raised "
+            f"{type(error).__name__}: {error}"
+        ) from error
+
+
 def _rebind(binding: ToolBinding, tool: Tool[Any, Any]) -> ToolBinding:
     return ToolBinding(tool, binding.section_path, binding.policies)
 
@@ -321,9 +351,10 @@ def _index_params(params: Sequence[Any], taken: tuple[Any, ...]) -> dict[type[An
                 if taken
                 else "no section takes params"
             )
+            name = type(value).__qualname__
             raise PromptValidationError(
-                f"bind() got params of type {type(value).__qualname__}, which no section "
-                f"takes ({sections_take})"
+                f"bind() got params of type {name}, which no section takes ({sections_take}); "
+                f"declare it with MarkdownSection[{name}](...) or params={name}"
             )
         indexed[type(value)] = value
     return indexed
@@ -386,9 +417,4 @@ def _registry_of(
         return ResourceRegistry.of()
     if isinstance(resources, ResourceRegistry):
         return resources
-    return ResourceRegistry.of(
-        *(
-            value if isinstance(value, Binding) else Binding.instance(key, value)
-            for key, value in resources.items()
-        )
-    )
+    return ResourceRegistry.from_mapping(resources)

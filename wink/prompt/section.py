@@ -12,11 +12,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.tools import Tool
 
-__all__ = ["MarkdownSection", "Section", "params_field_names"]
+__all__ = ["Enabled", "MarkdownSection", "Section", "params_field_names"]
 
 ParamsT = TypeVar("ParamsT")
 
 Enabled = bool | Callable[[Any], bool]
+"""A section's ``enabled``: a bool, or a predicate over the section's bound params."""
 
 
 def _derive_key(title: str) -> str:
@@ -132,7 +133,8 @@ class MarkdownSection(Section[ParamsT]):
         self.template = Template(template)
         if not self.template.is_valid():
             raise PromptValidationError(
-                f"section {self.key!r}: template has an invalid placeholder: {template!r}"
+                f"section {self.key!r}: template has an invalid placeholder: {template!r} "
+                "(placeholders are $name or ${name}; write $$ for a literal dollar sign)"
             )
 
     def placeholders(self) -> frozenset[str]:

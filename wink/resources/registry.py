@@ -21,6 +21,7 @@ __all__ = [
     "Binding",
     "BindingError",
     "CircularDependencyError",
+    "ResourceBuildError",
     "ResourceRegistry",
     "ResourceResolver",
     "ResourceScopeError",
@@ -47,6 +48,10 @@ class ResourceScopeError(WinkError):
 
 class BindingError(WinkError, ValueError):
     """A binding or a set of bindings is invalid; raised at construction."""
+
+
+class ResourceBuildError(WinkError):
+    """A resource factory raised; names the type being built, the cause is chained."""
 
 
 class Scope(enum.Enum):
@@ -184,15 +189,8 @@ class ResourceRegistry:
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[type[Any], object]) -> ResourceRegistry:
-        """A registry from ``{type: Binding | instance}``."""
-        bindings: list[Binding[Any]] = []
-        for key, value in mapping.items():
-            if not isinstance(value, Binding):
-                value = Binding.instance(key, value)
-            elif value.resource_type is not key:
-                raise BindingError(f"binding for {_name(value.resource_type)} keyed by {key!r}")
-            bindings.append(value)
-        return cls(bindings)
+        """A registry from ``{type: Binding | instance}``; a binding's key is its own type."""
+        return cls(_mapped_binding(key, value) for key, value in mapping.items())
 
     @property
     def bound_types(self) -> tuple[type[Any], ...]:
@@ -477,11 +475,46 @@ class _Resolving:
         self._chain.pop()
 
 
+# Raised by the registry itself while a factory resolves its dependencies: they
+# already name the resource at fault, so they pass through a factory unwrapped.
+_REGISTRY_ERRORS = (
+    UnboundResourceError,
+    CircularDependencyError,
+    ResourceScopeError,
+    ResourceBuildError,
+)
+
+
 def _build(
     binding: Binding[Any], resolver: ResourceResolver
 ) -> tuple[object, Callable[[], None] | None]:
-    built = binding.factory(resolver)
+    try:
+        built = binding.factory(resolver)
+    except _REGISTRY_ERRORS:
+        raise
+    except Exception as error:
+        raise ResourceBuildError(
+            f"building resource {_name(binding.resource_type)} failed: the factory raised "
+            f"{type(error).__name__}: {error}"
+        ) from error
     return built, _closer(binding, built)
+
+
+def _mapped_binding(key: type[Any], value: object) -> Binding[Any]:
+    """The binding for ``{key: value}`` in a resources mapping."""
+    if isinstance(value, Binding):
+        if value.resource_type is not key:
+            raise BindingError(
+                f"resources mapping: key {_name(key)} holds a Binding for "
+                f"{_name(value.resource_type)}; key each binding by its own resource_type"
+            )
+        return value
+    if callable(value) and not _is_instance(value, key):
+        raise BindingError(
+            f"resources mapping: {value!r} under key {_name(key)} is not an instance of "
+            f"{_name(key)}; wrap factories in Binding(Type, factory)"
+        )
+    return Binding.instance(key, value)
 
 
 def _closer(binding: Binding[Any], built: object) -> Callable[[], None] | None:

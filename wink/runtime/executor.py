@@ -20,7 +20,7 @@ calls on that other prompt.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -108,7 +108,7 @@ class ToolExecutor:
         """An executor for ``prompt``'s enabled tools (rendered now unless given).
 
         Raises ``PromptValidationError`` for an object that is not a policy, or when a
-        policy's ``validate(tool_names)`` refuses the prompt's tools.
+        policy's ``validate(tool_names, governed)`` refuses the prompt's tools.
         """
         if not isinstance(session, Session):
             raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
@@ -122,7 +122,7 @@ class ToolExecutor:
         self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
         self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
-        _validate_policies(prompt, self._plans.values())
+        _validate_policies(prompt)
 
     @property
     def rendered_prompt(self) -> RenderedPrompt:
@@ -376,22 +376,44 @@ def _value_type(plan: _Plan, value: object) -> type[Any] | None:
     return declared_class(value, tp) if conforms(value, tp) else _NONCONFORMING
 
 
-def _validate_policies(prompt: Prompt, plans: Iterable[_Plan]) -> None:
-    """Let each policy that has ``validate(tool_names)`` check the prompt's tool names.
+def _validate_policies(prompt: Prompt) -> None:
+    """Let each policy that has ``validate(tool_names, governed)`` check the prompt's tools.
 
-    The names are those of every tool the template declares, enabled or not: a
-    policy may name a tool that another render of the prompt enables.
+    Every policy of the template is asked, wherever it is attached. The names are
+    those of every tool the template declares, enabled or not: a policy may name a
+    tool that another render of the prompt enables. ``governed`` holds the tools whose
+    calls the policy is asked about: those of its sections and their children.
     """
-    tool_names = frozenset(tool.name for tool in prompt.template.tools)
-    policies = {id(policy): policy for plan in plans for policy in plan.policies}
-    for policy in policies.values():
+    template = prompt.template
+    tool_names = frozenset(tool.name for tool in template.tools)
+    governed: dict[int, set[str]] = {}
+    for name in tool_names:
+        for policy in template.binding(name).policies:
+            governed.setdefault(id(policy), set()).add(name)
+    for policy, places in _attachments(prompt).values():
         validate = getattr(policy, "validate", None)
         if not callable(validate):
             continue
         try:
-            validate(tool_names)
+            validate(tool_names, frozenset(governed.get(id(policy), ())))
         except PromptValidationError as error:
-            raise PromptValidationError(f"prompt {prompt.name!r}: {error}") from None
+            where = " and ".join(places)
+            raise PromptValidationError(
+                f"prompt {prompt.name!r}, policy attached to {where}: {error}"
+            ) from None
+
+
+def _attachments(prompt: Prompt) -> dict[int, tuple[Any, list[str]]]:
+    """Each distinct policy of the template, with where it is attached, in tree order."""
+    found: dict[int, tuple[Any, list[str]]] = {}
+    attached = [
+        *((node.section.policies, f"section {node.path_text}") for node in prompt.template.nodes),
+        (prompt.template.policies, "the prompt"),
+    ]
+    for policies, place in attached:
+        for policy in policies:
+            found.setdefault(id(policy), (policy, []))[1].append(place)
+    return found
 
 
 def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
