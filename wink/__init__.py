@@ -29,10 +29,10 @@ from wink.prompt import (
 from wink.resources import (
     Binding,
     CircularDependencyError,
-    ResourceBuildError,
     Filesystem,
     HostFilesystem,
     InMemoryFilesystem,
+    ResourceBuildError,
     ResourceRegistry,
     Scope,
     UnboundResourceError,
