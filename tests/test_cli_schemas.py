@@ -307,6 +307,44 @@ def test_check_catches_a_changed_tool_contract(
     assert "--- schemas/index.json (on disk)" in captured.out
 
 
+def test_check_with_another_strict_mode_than_the_export_names_both_and_shows_no_diff(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS, "--strict", "true"]
+    assert main(check) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "wink: schemas: the committed schemas were exported with --strict auto; check was "
+        "given --strict true; check with the export's options, or, to change the committed "
+        f"schemas, re-export with: wink schemas export {TOOLS} --out schemas "
+        "--dialect openai-chat --dialect mcp --strict true\n"
+    )
+
+
+def test_check_with_other_dialects_and_wire_than_the_export_names_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", "--wire")
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", "--dialect", "mcp"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "wink: schemas: the committed schemas were exported with all dialects, --wire; "
+        "check was given --dialect mcp, --no-wire; "
+    )
+
+
+def test_a_re_export_command_keeps_wire_off_against_the_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.wink]\nwire = true\n")
+    assert main(["schemas", "check", TOOLS, "--dir", "nowhere", "--no-wire"]) == 1
+    assert capsys.readouterr().err == (
+        f"wink: schema directory nowhere does not exist; create it with: "
+        f"wink schemas export {TOOLS} --out nowhere --no-wire\n"
+    )
+
+
 def test_check_of_a_missing_directory_says_how_to_create_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

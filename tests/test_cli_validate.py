@@ -58,7 +58,42 @@ def test_bad_payload_is_reported_with_file_line_tool_and_field_path(
     )
     assert main(["validate", TOOLS, calls]) == 1
     assert capsys.readouterr().err == (
-        f"{calls}:2: catalog: filters.kind: input should be 'book' or 'film' (got 'poem')\n"
+        f"{calls}:2: catalog: filters.kind: input should be 'book' or 'film' (got \"poem\")\n"
+    )
+
+
+def test_a_line_with_several_calls_names_the_bad_call_by_its_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": f"call_{n}", "type": "function", "function": {"name": "search", "arguments": a}}
+            for n, a in enumerate(['{"query": "tea"}', '{"query": 3}', '{"q": "x"}'])
+        ],
+    }
+    calls = write_calls(tmp_path / "calls.jsonl", message)
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: search (call call_1): query: input should be a valid string (got 3)",
+        f"{calls}:1: search (call call_2): query: required field is missing",
+        f"{calls}:1: search (call call_2): q: unknown field (allowed: query, limit)",
+    ]
+
+
+def test_a_line_with_several_calls_without_ids_names_the_bad_call_by_its_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content = {
+        "parts": [
+            {"functionCall": {"name": "search", "args": {"query": "tea"}}},
+            {"functionCall": {"name": "serch", "args": {}}},
+        ]
+    }
+    calls = write_calls(tmp_path / "calls.jsonl", content)
+    assert main(["validate", TOOLS, calls]) == 1
+    assert capsys.readouterr().err == (
+        f"{calls}:1: serch (call #2): unknown tool (known: catalog, search)\n"
     )
 
 
@@ -70,7 +105,7 @@ def test_arguments_given_as_json_text_are_parsed_from_the_text(
     )
     assert main(["validate", TOOLS, calls]) == 1
     assert capsys.readouterr().err == (
-        f"{calls}:1: search: limit: input should be a valid integer (got '5')\n"
+        f'{calls}:1: search: limit: input should be a valid integer (got "5")\n'
     )
 
 
@@ -147,7 +182,7 @@ def test_null_for_a_required_field_is_still_rejected(
     calls = write_calls(tmp_path / "calls.jsonl", {"name": "search", "arguments": {"query": None}})
     assert main(["validate", TOOLS, calls]) == 1
     assert capsys.readouterr().err == (
-        f"{calls}:1: search: query: input should be a valid string (got None)\n"
+        f"{calls}:1: search: query: input should be a valid string (got null)\n"
     )
 
 
@@ -196,7 +231,7 @@ def test_a_call_without_arguments_is_rejected_as_the_executor_rejects_it(
     calls = write_calls(tmp_path / "calls.jsonl", document)
     assert main(["validate", f"{SHOP}:all_optional", calls]) == 1
     assert capsys.readouterr().err == (
-        f"{calls}:1: listing: <root>: input should be an object (got None)\n"
+        f"{calls}:1: listing: <root>: input should be an object (got null)\n"
     )
 
 

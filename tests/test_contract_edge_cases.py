@@ -199,7 +199,7 @@ def test_model_config_string_rules_apply_when_parsing() -> None:
 
 def test_model_config_max_length_is_enforced() -> None:
     assert problems(Tidy, '{"code": "abcdef"}') == [
-        ("code", "string should have at most 3 characters (got 'abcdef')")
+        ("code", 'string should have at most 3 characters (got "abcdef")')
     ]
 
 
@@ -310,7 +310,7 @@ def test_a_payload_with_thousands_of_unknown_keys_keeps_every_problem_but_a_shor
 )
 def test_a_map_key_that_is_not_an_identifier_is_quoted_in_the_path(key: str, path: str) -> None:
     assert problems(Registry, {"by_key": {key: {"lives": "x"}}}) == [
-        (path, "input should be a valid integer (got 'x')")
+        (path, 'input should be a valid integer (got "x")')
     ]
 
 

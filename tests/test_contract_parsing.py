@@ -12,10 +12,19 @@ from uuid import UUID
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from wink.contract import ContractViolation, FieldProblem, compile_contract, schema_validator
+from wink.contract.messages import problems_from_validation_error
 from wink.errors import ToolValidationError
 
 
@@ -196,12 +205,12 @@ def test_a_recursive_model_parses_nested_levels() -> None:
     ("payload", "reason"),
     [
         ('{"count": 3.9}', "input should be a valid integer (got 3.9)"),
-        ('{"count": "3"}', "input should be a valid integer (got '3')"),
-        ('{"count": true}', "input should be a valid integer (got True)"),
-        ('{"flag": "yes"}', "input should be a valid boolean (got 'yes')"),
-        ('{"flag": "true"}', "input should be a valid boolean (got 'true')"),
+        ('{"count": "3"}', 'input should be a valid integer (got "3")'),
+        ('{"count": true}', "input should be a valid integer (got true)"),
+        ('{"flag": "yes"}', 'input should be a valid boolean (got "yes")'),
+        ('{"flag": "true"}', 'input should be a valid boolean (got "true")'),
         ('{"flag": 1}', "input should be a valid boolean (got 1)"),
-        ('{"ratio": "0.5"}', "input should be a valid number (got '0.5')"),
+        ('{"ratio": "0.5"}', 'input should be a valid number (got "0.5")'),
         ('{"name": 7}', "input should be a valid string (got 7)"),
     ],
 )
@@ -267,10 +276,10 @@ def test_field_and_model_validators_still_run() -> None:
         ("bounds.low", "value error, low must not be negative (got -1)")
     ]
     assert problems(HoldsValidated, '{"bounds": {"low": 2, "high": 1}}') == [
-        ("bounds", "value error, low must not exceed high (got {'low': 2, 'high': 1})")
+        ("bounds", 'value error, low must not exceed high (got {"low":2,"high":1})')
     ]
     assert problems(HoldsValidated, '{"bounds": {"low": 0, "high": 1}, "pre": {"text": ""}}') == [
-        ("pre", "value error, text must not be empty (got {'text': ''})")
+        ("pre", 'value error, text must not be empty (got {"text":""})')
     ]
 
 
@@ -299,7 +308,7 @@ def test_null_for_a_nullable_field_stays_none_even_with_a_default() -> None:
 
 def test_null_for_a_required_field_is_rejected() -> None:
     assert problems(Inner, '{"value": null}') == [
-        ("value", "input should be a valid integer (got None)")
+        ("value", "input should be a valid integer (got null)")
     ]
 
 
@@ -319,7 +328,7 @@ def test_a_non_object_payload_is_reported_at_the_root() -> None:
 
 def test_union_alternatives_are_named_in_the_reason_not_in_the_path() -> None:
     assert problems(Drawing, '{"shape": {"radius": "big"}}') == [
-        ("shape.radius", "as Circle, input should be a valid number (got 'big')"),
+        ("shape.radius", 'as Circle, input should be a valid number (got "big")'),
         ("shape.side", "as Square, required field is missing"),
         ("shape.radius", "as Square, unknown field (allowed: side)"),
     ]
@@ -366,19 +375,19 @@ def test_the_message_lists_one_problem_per_line_under_the_type_name() -> None:
         compile_contract(Inner).parse('{"value": "x", "other": 1}')
     assert str(raised.value) == (
         "invalid Inner:\n"
-        "value: input should be a valid integer (got 'x')\n"
+        'value: input should be a valid integer (got "x")\n'
         "other: unknown field (allowed: value)"
     )
     assert isinstance(raised.value, ToolValidationError)
     assert raised.value.problems[0] == FieldProblem(
-        "value", "input should be a valid integer (got 'x')"
+        "value", 'input should be a valid integer (got "x")'
     )
 
 
 def test_a_long_rejected_value_is_shortened_in_the_message() -> None:
     payload = json.dumps({"value": "x" * 100})
     assert problems(Inner, payload) == [
-        ("value", f"input should be a valid integer (got '{'x' * 56}...)")
+        ("value", f'input should be a valid integer (got "{"x" * 56}...)')
     ]
 
 
@@ -390,7 +399,7 @@ def test_parse_accepts_bytes_and_decoded_mappings() -> None:
 
 def test_a_mapping_is_parsed_as_strictly_as_json_text() -> None:
     assert problems(Inner, '{"value": "1"}') == [
-        ("value", "input should be a valid integer (got '1')")
+        ("value", 'input should be a valid integer (got "1")')
     ]
     with pytest.raises(ContractViolation):
         compile_contract(Inner).parse({"value": "1"})
@@ -460,9 +469,9 @@ class Choices:
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        ('{"level": true}', "input should be 1 or 2, not a boolean (got True)"),
-        ('{"rank": true}', "input should be 1 or 2, not a boolean (got True)"),
-        ('{"setting": true}', "input should be 1 or 'named', not a boolean (got True)"),
+        ('{"level": true}', "input should be 1 or 2, not a boolean (got true)"),
+        ('{"rank": true}', "input should be 1 or 2, not a boolean (got true)"),
+        ('{"setting": true}', "input should be 1 or 'named', not a boolean (got true)"),
         ('{"flag": 1}', "input should be True, not a number (got 1)"),
         ('{"either": 1}', "input should be True or 2, not a number (got 1)"),
     ],
@@ -489,11 +498,11 @@ class Tags:
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        ('{"ids": [1, 2, 1]}', "set items should be unique: item 2 repeats item 0 (got [1, 2, 1])"),
-        ('{"ids": [3, 3.0]}', "set items should be unique: item 1 repeats item 0 (got [3, 3.0])"),
+        ('{"ids": [1, 2, 1]}', "array items should be unique: item 2 repeats item 0 (got [1,2,1])"),
+        ('{"ids": [3, 3.0]}', "array items should be unique: item 1 repeats item 0 (got [3,3.0])"),
         (
             '{"frozen": ["a", "a"]}',
-            "set items should be unique: item 1 repeats item 0 (got ['a', 'a'])",
+            'array items should be unique: item 1 repeats item 0 (got ["a","a"])',
         ),
     ],
 )
@@ -512,7 +521,7 @@ def test_distinct_set_items_parse_into_a_set_and_a_frozenset() -> None:
 
 def test_a_set_item_that_breaks_its_type_is_located_by_index() -> None:
     assert problems(Tags, '{"ids": [1, "x"]}') == [
-        ("ids[1]", "input should be a valid integer (got 'x')")
+        ("ids[1]", 'input should be a valid integer (got "x")')
     ]
 
 
@@ -632,3 +641,45 @@ def test_a_parsed_payload_dumps_to_json_that_parses_to_the_same_value(
     except ContractViolation:
         return
     assert contract.parse(contract.dump_json(value)) == value
+
+
+def test_an_unknown_discriminator_tag_is_reported_on_the_tag_field_with_the_allowed_tags() -> None:
+    assert problems(Home, '{"pet": {"kind": "cow"}}') == [
+        ("pet.kind", "input should be one of 'cat', 'dog' (got \"cow\")")
+    ]
+
+
+def test_a_missing_discriminator_tag_is_reported_on_the_tag_field_with_the_allowed_tags() -> None:
+    assert problems(Home, '{"pet": {"lives": 1}}') == [
+        ("pet.kind", "required field is missing (one of 'cat', 'dog')")
+    ]
+
+
+@dataclass
+class Sized:
+    names: Annotated[list[str], Field(max_length=1)] = field(default_factory=list)
+    labels: Annotated[dict[str, int], Field(min_length=1)] = field(default_factory=dict)
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (
+            '{"names": ["a", "b"]}',
+            ("names", 'array should have at most 1 item, not 2 (got ["a","b"])'),
+        ),
+        ('{"labels": {}}', ("labels", "object should have at least 1 item, not 0 (got {})")),
+    ],
+)
+def test_size_limits_speak_of_json_arrays_and_objects(
+    payload: str, problem: tuple[str, str]
+) -> None:
+    assert problems(Sized, payload) == [problem]
+
+
+def test_a_rejected_value_that_is_not_json_data_is_shown_by_its_repr() -> None:
+    with pytest.raises(ValidationError) as raised:
+        TypeAdapter(int).validate_python(b"\xff", strict=True)
+    assert problems_from_validation_error(raised.value, {"type": "integer"}) == (
+        FieldProblem("<root>", "input should be a valid integer (got b'\\xff')"),
+    )

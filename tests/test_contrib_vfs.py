@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from wink.contrib.vfs import (
     VfsToolsSection,
     edit_file_tool,
 )
+from wink.prompt import Enabled, MarkdownSection
 from wink.providers import openai
 from wink.runtime import ToolCall, ToolExecutor
 
@@ -296,6 +298,23 @@ def test_section_tells_the_model_to_read_first_only_when_that_is_enforced() -> N
     assert rule not in VfsToolsSection(policies=()).render_body(None)
 
 
+@dataclass(frozen=True)
+class Mode:
+    edits: bool
+
+
+def test_section_enabled_may_be_a_predicate_over_the_inherited_params() -> None:
+    section = VfsToolsSection(enabled=lambda mode: mode.edits)
+    assert typing.get_type_hints(VfsToolsSection.__init__)["enabled"] == Enabled
+    tree = PromptTemplate(
+        ns="tests", key="mode", sections=[MarkdownSection[Mode](title="Work", children=[section])]
+    )
+    shown = Prompt(tree).bind(Mode(edits=True)).render()
+    hidden = Prompt(tree).bind(Mode(edits=False)).render()
+    assert [tool.name for tool in shown.tools] == [tool.name for tool in section.tools]
+    assert (hidden.text, hidden.tools) == ("## Work", ())
+
+
 def test_section_carries_the_five_file_tools_in_order() -> None:
     assert [tool.name for tool in VfsToolsSection().tools] == [
         "read_file",
@@ -335,7 +354,10 @@ def test_openai_auto_strict_specs_make_every_file_tool_strict() -> None:
     ]
     assert specs[3]["function"]["parameters"]["properties"]["path"] == {
         "anyOf": [{"type": "string"}, {"type": "null"}],
-        "description": 'Directory path, relative to the workspace root; "." is the root',
+        "description": (
+            'Directory path, relative to the workspace root; "." is the root\n\n'
+            'Default: ".". null means the default.'
+        ),
     }
 
 

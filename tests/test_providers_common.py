@@ -15,7 +15,6 @@ from wink import MarkdownSection, Prompt, PromptOverrides, PromptTemplate, Tool,
 from wink.providers import ProviderSchemaError, anthropic, clear_caches, gemini, mcp, openai
 from wink.providers._fields import field_path
 from wink.providers._inline import object_root
-from wink.providers._results import result_text
 
 DIALECTS: dict[str, Any] = {
     "openai": openai.tool_specs,
@@ -137,19 +136,19 @@ def test_read_only_specs_serialise_like_plain_json() -> None:
     assert pickle.loads(pickle.dumps(spec)) == spec
 
 
-def test_result_text_is_the_message_then_the_rendered_value() -> None:
-    assert result_text(ToolResult.ok(Listing(names=["a"]), message="One.")) == (
+def test_model_text_is_the_message_then_the_rendered_value() -> None:
+    assert ToolResult.ok(Listing(names=["a"]), message="One.").model_text() == (
         'One.\n\n{"names":["a"]}'
     )
-    assert result_text(ToolResult.ok(Rendered(text="x"), message="")) == "<x>"
-    assert result_text(ToolResult.ok(None, message="Done.")) == "Done."
+    assert ToolResult.ok(Rendered(text="x"), message="").model_text() == "<x>"
+    assert ToolResult.ok(None, message="Done.").model_text() == "Done."
 
 
-def test_result_text_leaves_out_an_excluded_value() -> None:
+def test_model_text_leaves_out_an_excluded_value() -> None:
     result = ToolResult(
         message="Saved.", value=Listing(names=["a"]), exclude_value_from_context=True
     )
-    assert result_text(result) == "Saved."
+    assert result.model_text() == "Saved."
 
 
 @pytest.mark.parametrize(

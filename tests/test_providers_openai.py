@@ -74,7 +74,10 @@ def test_strict_requires_every_property_and_makes_optional_ones_nullable_without
     assert parameters(search, strict=True) == {
         "properties": {
             "query": {"description": "What to look for", "type": "string"},
-            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "limit": {
+                "anyOf": [{"type": "integer"}, {"type": "null"}],
+                "description": "Default: 10. null means the default.",
+            },
         },
         "required": ["query", "limit"],
         "type": "object",
@@ -87,12 +90,40 @@ def test_strict_closes_and_requires_objects_inside_defs_keeping_a_defaulted_tag_
     assert schema["$defs"]["Cat"] == {
         "properties": {
             "kind": {"const": "cat", "type": "string"},
-            "lives": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "lives": {
+                "anyOf": [{"type": "integer"}, {"type": "null"}],
+                "description": "Default: 9. null means the default.",
+            },
         },
         "type": "object",
         "additionalProperties": False,
         "required": ["kind", "lives"],
     }
+
+
+class Ticket(BaseModel):
+    subject: str
+    priority: Literal["low", "normal", "high"] = Field("normal", description="How urgent.")
+    assignee: str | None = "triage"
+    note: str | None = None
+
+
+ticket = Tool[Ticket, None](name="ticket", description="Open a ticket.")
+
+
+def test_strict_says_a_dropped_default_in_the_description_after_the_fields_own() -> None:
+    assert parameters(ticket, strict=True)["properties"]["priority"] == {
+        "anyOf": [{"enum": ["low", "normal", "high"], "type": "string"}, {"type": "null"}],
+        "description": 'How urgent.\n\nDefault: "normal". null means the default.',
+    }
+
+
+def test_strict_says_the_default_of_a_nullable_field_without_claiming_null_means_it() -> None:
+    properties = parameters(ticket, strict=True)["properties"]
+    assert (properties["assignee"], properties["note"]) == (
+        {"anyOf": [{"type": "string"}, {"type": "null"}], "description": 'Default: "triage".'},
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    )
 
 
 def test_strict_turns_one_of_into_any_of_and_drops_the_discriminator() -> None:
@@ -147,7 +178,8 @@ def test_strict_inlines_a_recursive_root_and_keeps_its_definition() -> None:
     assert schema["type"] == "object"
     assert "$ref" not in schema
     assert schema["properties"]["children"] == {
-        "anyOf": [{"items": {"$ref": "#/$defs/TreeNode"}, "type": "array"}, {"type": "null"}]
+        "anyOf": [{"items": {"$ref": "#/$defs/TreeNode"}, "type": "array"}, {"type": "null"}],
+        "description": "Default: []. null means the default.",
     }
     assert strict_violations(schema) == []
 

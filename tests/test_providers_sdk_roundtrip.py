@@ -115,7 +115,7 @@ MODEL_CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 SEARCH_OK = '2 hits.\n\n["bread","eggs"]'
 INVALID_ID = (
-    "Invalid arguments for tool 'get_note':\nid: input should be a valid integer (got 'one')"
+    "Invalid arguments for tool 'get_note':\nid: input should be a valid integer (got \"one\")"
 )
 NO_NOTE = "No note 7."
 EXPECTED_TEXTS = [SEARCH_OK, INVALID_ID, NO_NOTE]

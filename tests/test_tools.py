@@ -11,8 +11,9 @@ import pytest
 from pydantic import BaseModel, Field, computed_field, model_validator
 
 from wink.contract import compile_contract
-from wink.errors import PromptValidationError
+from wink.errors import PromptValidationError, WinkError
 from wink.resources import InMemoryFilesystem, ResourceRegistry
+from wink.runtime.session import Session
 from wink.tools import Tool, ToolContext, ToolExample, ToolResult
 
 
@@ -217,7 +218,7 @@ def test_an_example_only_pydantic_rejects_is_a_disagreement_naming_the_example()
         Tool[Range, LookupResult](name="pick", description="Pick.", examples=(bad,))
     assert str(raised.value) == (
         "tool 'pick' example 0 ('Reversed') input: pydantic rejects it but the JSON Schema "
-        "accepts it (<root>: value error, low must not exceed high (got {'low': 2, 'high': 1}))"
+        'accepts it (<root>: value error, low must not exceed high (got {"low":2,"high":1}))'
     )
 
 
@@ -457,8 +458,32 @@ def test_the_filesystem_shortcut_reads_the_resources() -> None:
     assert ToolContext().filesystem is None
 
 
+def test_require_filesystem_returns_the_bound_filesystem() -> None:
+    filesystem = InMemoryFilesystem()
+    registry = ResourceRegistry.from_mapping({InMemoryFilesystem: filesystem})
+    assert ToolContext(resources=registry).require_filesystem() is filesystem
+
+
+def test_require_filesystem_without_one_bound_raises_naming_the_fix() -> None:
+    with pytest.raises(WinkError) as raised:
+        ToolContext().require_filesystem()
+    assert str(raised.value) == (
+        "this tool needs a Filesystem, but none is bound to the prompt; bind one with "
+        "prompt.bind(resources={Filesystem: InMemoryFilesystem()}) or a HostFilesystem"
+    )
+
+
+def test_the_context_names_the_runtime_types_it_carries() -> None:
+    annotations = ToolContext.__annotations__
+    assert (annotations["session"], annotations["deadline"], annotations["budget_tracker"]) == (
+        "Session | None",
+        "Deadline | None",
+        "BudgetTracker | None",
+    )
+
+
 def test_the_event_bus_is_the_session() -> None:
-    session = object()
+    session = Session()
     assert ToolContext(session=session).event_bus is session
 
 

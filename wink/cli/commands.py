@@ -14,8 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import CliPositionalArg, CliSubCommand, get_subcommand
 from typing_extensions import TypeAliasType
 
-from wink.cli.dialects import GeminiForm, OpenAIApi, command_dialect, export_dialect
-from wink.cli.export import build_schema_files, check_schema_files, write_schema_files
+from wink.cli.dialects import Dialect, GeminiForm, OpenAIApi, command_dialect, export_dialect
+from wink.cli.export import (
+    ExportOptions,
+    build_schema_files,
+    check_schema_files,
+    committed_options,
+    options_mismatch,
+    write_schema_files,
+)
 from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
 from wink.cli.settings import DIALECT_NAMES, DialectName, Provider, StrictMode, WinkSettings
 from wink.cli.targets import load_target, resolve_targets, tools_of
@@ -100,10 +107,13 @@ class _SchemaFilesOptions(Command):
     )
 
     def _files(self, settings: WinkSettings) -> dict[str, str]:
-        strict = _strict(self.strict, settings.strict)
-        dialects = [export_dialect(name, strict) for name in self._dialect_names(settings)]
         tools = _resolve(self.targets, settings)
+        dialects = self._dialects(settings)
         return build_schema_files(tools, dialects, wire=self._wire(settings), warn=_report)
+
+    def _dialects(self, settings: WinkSettings) -> list[Dialect]:
+        strict = _strict(self.strict, settings.strict)
+        return [export_dialect(name, strict) for name in self._dialect_names(settings)]
 
     def _dialect_names(self, settings: WinkSettings) -> list[DialectName]:
         chosen = set(self.dialect if self.dialect is not None else settings.dialects)
@@ -124,10 +134,12 @@ class _SchemaFilesOptions(Command):
             for name in names:
                 words += ["--dialect", name]
         strict = self.strict or _flag(settings.strict)
-        if strict != "auto":
+        if strict != "auto" or _flag(settings.strict) != "auto":
             words += ["--strict", strict]
         if self._wire(settings):
             words.append("--wire")
+        elif settings.wire:
+            words.append("--no-wire")  # the settings would turn it back on
         return shlex.join(words)
 
 
@@ -164,6 +176,7 @@ class CheckCommand(_SchemaFilesOptions):
                 f"schema directory {directory} does not exist; create it with: "
                 f"{self.export_command(settings, self.directory)}"
             )
+        self._check_options(settings, directory)
         drift = check_schema_files(directory, files)
         if not drift.found:
             print(f"{directory} is up to date ({len(files)} files)")
@@ -173,6 +186,22 @@ class CheckCommand(_SchemaFilesOptions):
             f"{directory} is out of date ({drift.counts()}); regenerate it with: "
             f"{self.export_command(settings, self.directory)}"
         )
+
+    def _check_options(self, settings: WinkSettings, directory: Path) -> None:
+        """Stop before any diff when the check's options are not the export's.
+
+        Every file would differ, and re-exporting with the check's options would
+        change the committed schemas rather than confirm them.
+        """
+        committed = committed_options(directory)
+        given = ExportOptions.of(self._dialects(settings), wire=self._wire(settings))
+        mismatch = None if committed is None else options_mismatch(committed, given)
+        if mismatch is not None:
+            raise CliError(
+                f"{directory}: {mismatch}; check with the export's options, or, to change "
+                f"the committed schemas, re-export with: "
+                f"{self.export_command(settings, self.directory)}"
+            )
 
 
 class SchemasCommand(Command):

@@ -30,10 +30,13 @@ from wink.tools import Tool
 __all__ = [
     "INDEX",
     "Drift",
+    "ExportOptions",
     "WriteSummary",
     "build_schema_files",
     "check_schema_files",
+    "committed_options",
     "json_text",
+    "options_mismatch",
     "write_schema_files",
 ]
 
@@ -240,3 +243,76 @@ def _remove(directory: Path, relative: str) -> None:
             parent.rmdir()
     except OSError as error:
         raise CliError(f"cannot remove stale {path}: {error.strerror or error}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """The options a schema directory is exported with, as its ``index.json`` records them."""
+
+    dialects: Mapping[str, Any]
+    """Dialect name to ``{"provider": ..., "options": {...}}`` (``Dialect.describe()``)."""
+    wire: bool
+    """Whether wink's wire types are covered."""
+
+    @classmethod
+    def of(cls, dialects: Sequence[Dialect], *, wire: bool) -> ExportOptions:
+        """The options of an export of ``dialects``."""
+        return cls({dialect.name: dialect.describe() for dialect in dialects}, wire)
+
+    def flags(self) -> dict[str, str]:
+        """Each option in its command-line form, by option name."""
+        names = list(self.dialects)
+        flags = {
+            "dialect": "all dialects"
+            if sorted(names) == sorted(DIALECT_NAMES)
+            else " ".join(f"--dialect {name}" for name in names),
+            "wire": "--wire" if self.wire else "--no-wire",
+        }
+        strict = self._strict()
+        if strict is not None:
+            flags["strict"] = f"--strict {strict}"
+        return flags
+
+    def _strict(self) -> str | None:
+        """The ``--strict`` value the dialects were given, if any dialect takes one."""
+        for name in ("openai-chat", "openai-responses", "anthropic"):
+            entry = self.dialects.get(name)
+            options = entry.get("options") if isinstance(entry, dict) else None
+            if isinstance(options, dict) and "strict" in options:
+                value = options["strict"]
+                return value if isinstance(value, str) else str(value).lower()
+        return None
+
+
+def committed_options(directory: Path) -> ExportOptions | None:
+    """The options the ``index.json`` in ``directory`` records, or ``None`` when unreadable."""
+    text = _read(directory / INDEX)
+    try:
+        index = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    if not isinstance(index, dict) or not isinstance(index.get("dialects"), dict):
+        return None
+    return ExportOptions(index["dialects"], bool(index.get("wire")))
+
+
+def options_mismatch(committed: ExportOptions, given: ExportOptions) -> str | None:
+    """Which options differ between an export and a check, in words; ``None`` if none do.
+
+    Options that differ in no command-line form (an index from another wink version)
+    are left to the file comparison.
+    """
+    if committed == given:
+        return None
+    theirs, ours = committed.flags(), given.flags()
+    differing = [
+        name
+        for name in ("dialect", "strict", "wire")
+        if name in theirs and name in ours and theirs[name] != ours[name]
+    ]
+    if not differing:
+        return None
+    return (
+        f"the committed schemas were exported with {', '.join(theirs[n] for n in differing)}; "
+        f"check was given {', '.join(ours[n] for n in differing)}"
+    )

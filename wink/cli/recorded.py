@@ -91,13 +91,13 @@ def _reader_for(document: dict[str, Any]) -> _Reader:
     if isinstance(document.get("messages"), list):
         return _each("messages", calls_in)
     if isinstance(document.get("contents"), list):
-        return _each("contents", gemini.parse_tool_calls)
+        return gemini.parse_tool_calls
     kind = document.get("type")
     if _calls_no_function(kind):
         return _no_calls
     if "role" not in document and kind is None:
         if isinstance(document.get("input"), list):
-            return _responses_request
+            return openai.parse_tool_calls
         if isinstance(document.get("input"), str):
             return _no_calls  # a Responses request whose input is one user text
     if kind == "function_call" or any(key in document for key in _OPENAI_KEYS):
@@ -138,10 +138,6 @@ def _each(key: str, reader: Callable[[Any], list[ToolCall]]) -> _Reader:
 
 def _mcp_request(document: dict[str, Any]) -> list[ToolCall]:
     return [mcp.parse_tool_call(document)]
-
-
-def _responses_request(document: dict[str, Any]) -> list[ToolCall]:
-    return openai.parse_tool_calls(document["input"])
 
 
 def _no_calls(document: dict[str, Any]) -> list[ToolCall]:

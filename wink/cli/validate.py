@@ -119,17 +119,28 @@ def validate_lines(
             tally.malformed += 1
             report(f"{label}:{number}: malformed line: {_line_error(error, line)}")
             continue
-        for call in calls:
+        for position, call in enumerate(calls, start=1):
             tally.calls += 1
             problems = checker.problems(call)
+            where = f"{label}:{number}: {_call_label(call, position, len(calls))}"
             if problems is None:
                 tally.unknown += 1
-                report(f"{label}:{number}: {call.name}: {checker.unknown_reason()}")
+                report(f"{where}: {checker.unknown_reason()}")
             elif problems:
                 tally.invalid += 1
                 for problem in problems:
-                    report(f"{label}:{number}: {call.name}: {problem.path}: {problem.reason}")
+                    report(f"{where}: {problem.path}: {problem.reason}")
     return tally
+
+
+def _call_label(call: ToolCall, position: int, count: int) -> str:
+    """The tool's name, plus which call it is when the line holds several.
+
+    The call's id names it when recorded; otherwise its 1-based position on the line.
+    """
+    if count == 1:
+        return call.name
+    return f"{call.name} (call {call.call_id if call.call_id else f'#{position}'})"
 
 
 def _null_for_optional(schema: JsonSchema) -> JsonSchema:

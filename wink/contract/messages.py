@@ -1,14 +1,17 @@
 """Turn validation failures into messages a model can act on.
 
-Each problem reads ``path.to.field: what was wrong (got <short repr>)``; an
-unknown key lists the allowed names at that level. No pydantic URLs. A message
-shows the first problems only, so that a payload with thousands of mistakes
-still gets a message a model can read.
+Each problem reads ``path.to.field: what was wrong (got <short JSON>)``; an
+unknown key lists the allowed names at that level. No pydantic URLs, and no
+Python words: the model sent JSON, so values are quoted as JSON (``null``,
+``true``) and containers are arrays and objects. A message shows the first
+problems only, so that a payload with thousands of mistakes still gets a
+message a model can read.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,14 @@ __all__ = [
 ]
 
 _MAX_REPR = 60
+_PYTHON_CONTAINER = re.compile(r"^(list|tuple|set|frozenset|dictionary) ")
+_JSON_CONTAINER = {
+    "list": "array",
+    "tuple": "array",
+    "set": "array",
+    "frozenset": "array",
+    "dictionary": "object",
+}
 MAX_PROBLEMS_SHOWN = 20
 """How many problems ``describe_problems`` lists before summing up the rest."""
 
@@ -52,10 +63,12 @@ def problems_from_validation_error(
     and said in the reason (``as Circle, ...``), so the path stays a JSON path.
     """
     problems: list[FieldProblem] = []
-    for detail in error.errors(include_url=False, include_context=False):
+    for detail in error.errors(include_url=False):
         where = _locate(schema, detail["loc"])
         kind = detail["type"]
-        if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+        if kind in ("union_tag_invalid", "union_tag_not_found"):
+            reason = _tag_reason(schema, where, detail)
+        elif kind in ("extra_forbidden", "unexpected_keyword_argument"):
             allowed = _property_names(schema, where.container)
             reason = "unknown field"
             if allowed is not None:
@@ -66,7 +79,7 @@ def problems_from_validation_error(
             message = detail["msg"].removeprefix("Invalid JSON: ")
             reason = f"arguments are not valid JSON ({message})"
         else:
-            reason = f"{_lower_first(detail['msg'])} (got {_short_repr(detail.get('input'))})"
+            reason = f"{_json_words(detail['msg'])} (got {_short_repr(detail.get('input'))})"
         if where.options:
             reason = f"as {' then '.join(where.options)}, {reason}"
         problems.append(FieldProblem(format_path(where.path), reason))
@@ -100,9 +113,43 @@ def _lower_first(message: str) -> str:
     return message[:1].lower() + message[1:]
 
 
+def _json_words(message: str) -> str:
+    """Say pydantic's ``tuple should have ... after validation`` as ``array should have ...``."""
+    message = _lower_first(message).replace(" after validation", "")
+    return _PYTHON_CONTAINER.sub(lambda found: _JSON_CONTAINER[found[1]] + " ", message)
+
+
 def _short_repr(value: Any) -> str:
-    text = repr(value)
+    """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def _tag_reason(root: JsonSchema, where: _Location, detail: Any) -> str:
+    """Say a bad or missing discriminator tag as a problem of the tag field itself.
+
+    The tag field joins the path (``shape.kind``) when the schema names it, and the
+    reason lists the allowed tags.
+    """
+    union = None if where.node is None else _resolve(root, where.node)
+    discriminator = {} if union is None else union.get("discriminator", {})
+    tag_field = discriminator.get("propertyName")
+    mapping = discriminator.get("mapping", {})
+    context = detail.get("ctx", {})
+    expected = context.get("expected_tags") or ", ".join(repr(tag) for tag in mapping)
+    payload = detail.get("input")
+    if isinstance(tag_field, str):
+        where.path.append(tag_field)
+    if detail["type"] == "union_tag_not_found":
+        return f"required field is missing (one of {expected})"
+    if isinstance(tag_field, str) and isinstance(payload, dict) and tag_field in payload:
+        got = _short_repr(payload[tag_field])
+    else:
+        got = _short_repr(context.get("tag"))
+    return f"input should be one of {expected} (got {got})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +160,8 @@ class _Location:
     """Union alternatives pydantic tried on the way, by name."""
     container: JsonSchema | None
     """Schema of the value holding the last path element, when known."""
+    node: JsonSchema | None
+    """Schema of the value at the path, when known."""
 
 
 def _locate(root: JsonSchema, location: Sequence[int | str]) -> _Location:
@@ -129,7 +178,7 @@ def _locate(root: JsonSchema, location: Sequence[int | str]) -> _Location:
         container = node
         path.append(part)
         node = None if node is None else _step(root, node, part)
-    return _Location(path, options, container)
+    return _Location(path, options, container, node)
 
 
 def _property_names(root: JsonSchema, node: JsonSchema | None) -> list[str] | None:

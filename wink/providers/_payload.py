@@ -7,7 +7,15 @@ from typing import Any
 
 from wink.providers._errors import ProviderPayloadError
 
-__all__ = ["as_data", "field", "list_field", "object_at", "object_field", "text_field"]
+__all__ = [
+    "as_data",
+    "field",
+    "list_field",
+    "object_at",
+    "object_field",
+    "text_field",
+    "unrecognised",
+]
 
 
 def as_data(payload: Any) -> Any:
@@ -65,6 +73,12 @@ def list_field(data: Mapping[str, Any], name: str, where: str) -> list[Any]:
         here = f"{where}.{name}" if where else name
         raise ProviderPayloadError(f"{here}: expected a list, got {_kind(value)}")
     return value
+
+
+def unrecognised(expected: str, data: Any) -> ProviderPayloadError:
+    """The error for a payload no reader shape fits: what was expected, and the keys it had."""
+    got = f"keys {sorted(str(key) for key in data)}" if isinstance(data, Mapping) else _kind(data)
+    return ProviderPayloadError(f"expected {expected}; got {got}")
 
 
 def _kind(value: Any) -> str:

@@ -9,7 +9,9 @@ into a grammar and accept only a subset of JSON Schema. The rewrite:
   and a discriminated union needs its tag sent;
 - for OpenAI, requires every property and makes the other optional ones
   nullable with their defaults dropped (the contract turns ``null`` back into
-  the declared default, see ``wink.contract._core_schema``). An optional
+  the declared default, see ``wink.contract._core_schema``); a dropped default
+  is said in the field's description (``Default: "normal".``), so the model
+  knows what ``null`` stands for. An optional
   property without a default (a ``TypedDict`` ``NotRequired`` key) cannot be
   required faithfully, since ``null`` is not "left out": a loss, or a
   ``ProviderSchemaError`` when the field rejects ``null``;
@@ -27,6 +29,7 @@ of several schemas, and (where the dialect says so) recursive types.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -276,13 +279,29 @@ def _rewrite_node(
         # ``wink.contract.schema``); the object itself now requires the tag.
         node.pop("required", None)
     moved = _unsupported(node, pointer, rules, losses)
-    if not rules.keep_defaults:
-        node.pop("default", None)
+    if not rules.keep_defaults and "default" in node:
+        _describe_default(node, node.pop("default"), rules)
     node = describe_moved(node, moved)
     if "$ref" in node and len(node) > 1:
         ref = node.pop("$ref")
         node["anyOf"] = [{"$ref": ref}]
     return node
+
+
+def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> None:
+    """Say a dropped ``default`` in the description, so the model knows what leaving it means.
+
+    Nothing is said for a ``null`` default or a one-value field (its value is its
+    default). Where every property is required and the field itself rejects ``null``,
+    the contract reads ``null`` as the default, and the description says so.
+    """
+    if default is None or _one_value(node):
+        return
+    text = f"Default: {json.dumps(default, ensure_ascii=False, separators=(', ', ': '))}."
+    if rules.require_every_property and not accepts_null(node):
+        text += " null means the default."
+    description = node.get("description")
+    node["description"] = f"{description}\n\n{text}" if description else text
 
 
 def _close_object(node: JsonSchema, rules: StrictRules) -> None:

@@ -20,8 +20,7 @@ from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
-from wink.providers._payload import as_data, list_field, text_field
-from wink.providers._results import result_text
+from wink.providers._payload import as_data, list_field, object_at, text_field, unrecognised
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, make_strict
 from wink.runtime.call import ToolCall
@@ -95,23 +94,38 @@ def tool_specs(
 
 
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
-    """The ``tool_use`` blocks of a message (response or message param), or of a list of
-    content blocks, as tool calls (dicts or SDK objects)."""
+    """The ``tool_use`` blocks of a message (response or message param), of a request's
+    messages, or of a list of content blocks, as tool calls (dicts or SDK objects)."""
     data = as_data(payload)
+    if isinstance(data, Mapping) and "messages" in data:
+        calls = []
+        for index, raw in enumerate(list_field(data, "messages", "")):
+            message = object_at(raw, f"messages[{index}]")
+            calls.extend(_calls_from_content(message, f"messages[{index}]"))
+        return calls
     if isinstance(data, Mapping) and "content" in data:
-        # A message's content is a string (text only) or a list of blocks.
-        content = data["content"]
-        blocks = [] if isinstance(content, str) else list_field(data, "content", "")
-        where = "content"
-    elif isinstance(data, Mapping) and data.get("type") == "tool_use":
-        blocks, where = [data], "block"
-    elif isinstance(data, list):
-        blocks, where = data, "blocks"
-    else:
-        raise ProviderPayloadError(
-            "expected an Anthropic message, a tool_use block or a list of content blocks, "
-            f"got {type(data).__name__}"
-        )
+        return _calls_from_content(data, "")
+    if isinstance(data, Mapping) and data.get("type") == "tool_use":
+        return _calls_from_blocks([data], "block")
+    if isinstance(data, list):
+        return _calls_from_blocks(data, "blocks")
+    raise unrecognised(
+        "an Anthropic message (content), a request (messages), a tool_use block or a list "
+        "of content blocks",
+        data,
+    )
+
+
+def _calls_from_content(message: Mapping[str, Any], where: str) -> list[ToolCall]:
+    """The calls in the content of the message at ``where`` ("" for the payload itself)."""
+    # A message's content is a string (text only) or a list of blocks.
+    if isinstance(message.get("content"), str):
+        return []
+    blocks = list_field(message, "content", where)
+    return _calls_from_blocks(blocks, f"{where}.content" if where else "content")
+
+
+def _calls_from_blocks(blocks: list[Any], where: str) -> list[ToolCall]:
     calls = []
     for index, raw in enumerate(blocks):
         block = as_data(raw)
@@ -132,7 +146,7 @@ def tool_result_block(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]
             "tool_use block by that id"
         )
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
-    text = result_text(result)
+    text = result.model_text()
     if text:
         block["content"] = text
     if not result.success:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from wink.contract.frozen import freeze
-from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
+from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import object_root
 from wink.providers._openapi import openapi_schema
 from wink.providers._payload import (
@@ -32,8 +32,8 @@ from wink.providers._payload import (
     object_at,
     object_field,
     text_field,
+    unrecognised,
 )
-from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, tools_of
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
@@ -75,7 +75,8 @@ def tool_specs(source: ToolSource, *, form: Form = "json_schema") -> list[dict[s
 
 
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
-    """The function calls of a response (first candidate), a ``Content``, a list of parts
+    """The function calls of a response (first candidate), a request (every content), a
+    ``Content``, a list of parts
     or of ``FunctionCall``s (the SDK's ``response.function_calls``), a part or a
     ``FunctionCall`` (dicts, in camelCase or snake_case, or SDK objects).
 
@@ -83,6 +84,13 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
     empty object (``None`` would be rejected by every object contract).
     """
     data = as_data(payload)
+    if isinstance(data, Mapping) and "contents" in data:
+        calls = []
+        for index, raw in enumerate(list_field(data, "contents", "")):
+            where = f"contents[{index}]"
+            parts = list_field(object_at(raw, where), "parts", where)
+            calls.extend(_calls_from_parts(parts, f"{where}.parts"))
+        return calls
     if isinstance(data, Mapping) and "candidates" in data:
         candidates = list_field(data, "candidates", "")
         if not candidates:
@@ -100,16 +108,17 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
         return _calls_from_parts([{"functionCall": data}], "function call")
     if isinstance(data, list):
         return _calls_from_parts(data, "parts")
-    raise ProviderPayloadError(
-        "expected a Gemini response, content, part list, part or function call, "
-        f"got {type(data).__name__}"
+    raise unrecognised(
+        "a Gemini response (candidates), a content (parts), a request (contents), a list of "
+        "parts, a part (functionCall) or a function call (name)",
+        data,
     )
 
 
 def function_response_part(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
     """The ``functionResponse`` part answering ``call``: ``{"output": text}``, or
     ``{"error": text}`` for a failure (Gemini's documented keys)."""
-    text = result_text(result)
+    text = result.model_text()
     response = {"output": text} if result.success else {"error": text}
     function_response: dict[str, Any] = {"name": call.name, "response": response}
     if call.call_id:

@@ -26,7 +26,6 @@ from wink.contract.walk import JsonSchema
 from wink.providers._errors import ProviderPayloadError
 from wink.providers._inline import inline_root_ref, object_root
 from wink.providers._payload import as_data, text_field
-from wink.providers._results import result_text
 from wink.providers._specs import SpecCache, ToolSource, tools_of
 from wink.providers._strict import accepts_null
 from wink.runtime.call import ToolCall
@@ -90,7 +89,7 @@ def call_tool_result(result: ToolResult[Any], *, tool: Tool[Any, Any]) -> dict[s
     when there is no value, except for a success whose result type accepts
     ``None`` (``R | None``), which sends ``{"result": null}``.
     """
-    text = result_text(result)
+    text = result.model_text()
     payload: dict[str, Any] = {
         "content": [{"type": "text", "text": text}] if text else [],
         "isError": not result.success,

@@ -27,8 +27,14 @@ from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
-from wink.providers._payload import as_data, list_field, object_at, object_field, text_field
-from wink.providers._results import result_text
+from wink.providers._payload import (
+    as_data,
+    list_field,
+    object_at,
+    object_field,
+    text_field,
+    unrecognised,
+)
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, StrictSchema, make_strict
 from wink.runtime.call import ToolCall
@@ -114,20 +120,37 @@ def strict_issues(tool: Tool[Any, Any]) -> list[str]:
         return [str(error)]
 
 
+_EXPECTED = (
+    "an OpenAI chat completion (choices), a message (tool_calls), a chat request "
+    "(messages), a Responses API response (output) or request (input), or a tool call"
+)
+
+
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
-    """The function calls in a chat completion, an assistant message, a Responses API
-    response, or a list of tool calls / output items (dicts or SDK objects).
+    """The function calls in a chat completion, an assistant message, a chat request,
+    a Responses API response or request, or a list of tool calls / output items
+    (dicts or SDK objects).
 
     Arguments stay the JSON text the model sent; the tool's contract parses them.
-    Of a chat completion, the first choice is read. A stream chunk holds only part
-    of a call, so it raises ``ProviderPayloadError``: assemble the deltas first.
+    Of a chat completion, the first choice is read; of a request, every assistant
+    message's calls (or every ``function_call`` input item), in order. A stream chunk
+    holds only part of a call, so it raises ``ProviderPayloadError``: assemble the
+    deltas first.
     """
     data = as_data(payload)
     if isinstance(data, list):
         return _calls_from_items(data, "items")
     if not isinstance(data, Mapping):
-        raise ProviderPayloadError(
-            f"expected an OpenAI response, message or list of tool calls, got {type(data).__name__}"
+        raise unrecognised(_EXPECTED, data)
+    if "messages" in data:
+        return _calls_from_messages(list_field(data, "messages", ""))
+    if "input" in data and "role" not in data and "type" not in data:
+        # A Responses request: its input is one user text, or a list of items.
+        items = data["input"]
+        return (
+            []
+            if isinstance(items, str)
+            else _calls_from_items(list_field(data, "input", ""), "input")
         )
     if "choices" in data:
         choices = list_field(data, "choices", "")
@@ -149,10 +172,19 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
         return _calls_from_items([data], "tool call")
     if "role" in data:
         return []
-    raise ProviderPayloadError(
-        "expected a chat completion (choices), a message (tool_calls), a Responses API "
-        f"response (output) or a tool call; got keys {sorted(data)}"
-    )
+    raise unrecognised(_EXPECTED, data)
+
+
+def _calls_from_messages(messages: list[Any]) -> list[ToolCall]:
+    """The calls of a chat request's assistant messages; other messages call nothing."""
+    calls = []
+    for index, raw in enumerate(messages):
+        where = f"messages[{index}]"
+        message = object_at(raw, where)
+        calls.extend(
+            _calls_from_items(list_field(message, "tool_calls", where), f"{where}.tool_calls")
+        )
+    return calls
 
 
 def tool_message(call: ToolCall, result: ToolResult[Any], *, api: Api = "chat") -> dict[str, Any]:
@@ -166,7 +198,7 @@ def tool_message(call: ToolCall, result: ToolResult[Any], *, api: Api = "chat") 
             f"tool call {call.name!r} has no call_id; OpenAI matches a tool result to its "
             "call by that id"
         )
-    text = result_text(result)
+    text = result.model_text()
     if api == "chat":
         return {"role": "tool", "tool_call_id": call.call_id, "content": text}
     if api == "responses":

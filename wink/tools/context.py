@@ -13,7 +13,12 @@ __all__ = ["ResourceAccess", "ToolContext"]
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    # Type names only: tools sit below prompt, resources and runtime in the layering.
     from wink.prompt import Prompt, RenderedPrompt
+    from wink.resources import Filesystem
+    from wink.runtime.budget import BudgetTracker
+    from wink.runtime.deadline import Deadline
+    from wink.runtime.session import Session
 
 
 class ResourceAccess(Protocol):
@@ -28,7 +33,7 @@ class ResourceAccess(Protocol):
         ...
 
     @property
-    def filesystem(self) -> Any:
+    def filesystem(self) -> Filesystem | None:
         """The bound ``Filesystem``, or ``None``."""
         ...
 
@@ -43,7 +48,7 @@ class _NoResources:
         return None
 
     @property
-    def filesystem(self) -> Any:
+    def filesystem(self) -> Filesystem | None:
         return None
 
 
@@ -60,11 +65,11 @@ class ToolContext:
     """The rendered prompt whose tools the model was shown."""
     adapter: Any = None
     """The provider adapter running the evaluation, if any."""
-    session: Any = None
+    session: Session | None = None
     """The session whose state the call may change."""
-    deadline: Any = None
+    deadline: Deadline | None = None
     """The evaluation's ``Deadline``, if any."""
-    budget_tracker: Any = None
+    budget_tracker: BudgetTracker | None = None
     """The evaluation's ``BudgetTracker``, if any."""
     resources: ResourceAccess = NO_RESOURCES
     """Typed access to the prompt's resources."""
@@ -72,12 +77,22 @@ class ToolContext:
     """Called by ``beat()``; ``None`` makes ``beat()`` a no-op."""
 
     @property
-    def filesystem(self) -> Any:
+    def filesystem(self) -> Filesystem | None:
         """Shortcut for the bound ``Filesystem`` resource (``None`` when unbound)."""
         return self.resources.filesystem
 
+    def require_filesystem(self) -> Filesystem:
+        """The bound ``Filesystem``; raises ``WinkError`` naming the fix when none is bound."""
+        filesystem = self.resources.filesystem
+        if filesystem is None:
+            raise WinkError(
+                "this tool needs a Filesystem, but none is bound to the prompt; bind one with "
+                "prompt.bind(resources={Filesystem: InMemoryFilesystem()}) or a HostFilesystem"
+            )
+        return filesystem
+
     @property
-    def event_bus(self) -> Any:
+    def event_bus(self) -> Session | None:
         """Where handlers publish events: the session's dispatcher."""
         return self.session
 

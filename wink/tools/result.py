@@ -56,8 +56,11 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         return cls(message=message, value=None, success=False)
 
     def render(self) -> str:
-        """The value as text for the model: its own ``render()``, else compact JSON.
+        """The value as text: its own ``render()``, else compact JSON.
 
+        This is the value alone, whatever ``exclude_value_from_context`` says: the
+        provider messages omit an excluded value, so code building its own messages
+        should use ``model_text()`` (or check that flag) rather than this.
         A result returned by the executor gives the text the executor rendered through
         the tool's result contract (see ``rendered_as``) without rendering it again.
         """
@@ -65,6 +68,22 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         if rendered is not None:
             return rendered
         return render_value(self.value)
+
+    def model_text(self) -> str:
+        """What a provider shows the model: the message, then the rendered value.
+
+        A blank line separates the two. The value is left out when
+        ``exclude_value_from_context`` is set, when there is none, or when it renders
+        to nothing; the model then reads the message alone.
+        """
+        if self.exclude_value_from_context or self.value is None:
+            return self.message
+        rendered = self.render()
+        if not rendered:
+            return self.message
+        if not self.message:
+            return rendered
+        return f"{self.message}\n\n{rendered}"
 
     def render_with(self, contract: Contract[Any]) -> str:
         """The value as text, serialized through ``contract`` (the declared result type).
