@@ -47,12 +47,12 @@ class NoteText:
 
 
 def read_note(params: ReadNote, *, context: ToolContext) -> ToolResult[NoteText]:
-    text = context.filesystem.read(params.path)
+    text = context.require_filesystem().read(params.path)
     return ToolResult.ok(NoteText(params.path, text), message=f"Read {params.path}.")
 
 
 def write_note(params: WriteNote, *, context: ToolContext) -> ToolResult[NoteText]:
-    fs = context.filesystem
+    fs = context.require_filesystem()
     old = fs.read(params.path) if params.append and fs.exists(params.path) else ""
     text = old + params.text
     fs.write(params.path, text)
