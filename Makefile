@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check wink tests examples benchmarks
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict wink
+	$(VENV)/bin/mypy --strict wink examples
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest

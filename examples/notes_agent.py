@@ -158,7 +158,8 @@ def main() -> None:
         result = executor.execute(call)
         message = openai.tool_message(call, result)
         status = "ok " if result.success else "ERR"
-        print(f"{status} {call.name}({call.arguments}) -> {message['content']!r}")
+        arguments = call.arguments  # OpenAI sends the arguments as JSON text
+        print(f"{status} {call.name}({arguments!s}) -> {message['content']!r}")
 
     print("\n# State after the calls")
     print(f"todo.md = {fs.read('todo.md')!r}")
