@@ -316,3 +316,18 @@ def test_a_map_key_that_is_not_an_identifier_is_quoted_in_the_path(key: str, pat
 
 def test_format_path_quotes_only_keys_that_are_not_identifiers() -> None:
     assert format_path(["a b", 0, "c", "", 2]) == '["a b"][0].c[""][2]'
+
+
+def test_populate_by_name_does_not_open_a_key_the_schema_does_not_show() -> None:
+    class Located(BaseModel):
+        model_config = ConfigDict(populate_by_name=True)
+        file_path: str = Field(alias="filePath")
+
+    contract = compile_contract(Located)
+    assert contract.parse('{"filePath": "x"}') == Located(filePath="x")
+    with pytest.raises(ContractViolation) as raised:
+        contract.parse('{"file_path": "x"}')
+    assert [str(problem) for problem in raised.value.problems] == [
+        "filePath: required field is missing",
+        "file_path: unknown field (allowed: filePath)",
+    ]

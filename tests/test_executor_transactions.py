@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from wink import (
     Binding,
@@ -346,3 +347,73 @@ def test_result_with_a_wrongly_typed_field_fails_and_rolls_back() -> None:
     )
     assert session[Mark].all() == ()
     assert session[Count].all() == ()
+
+
+def halve(params: None, *, context: ToolContext) -> ToolResult[float]:
+    return ToolResult.ok(2)  # an int is a JSON number, so a valid float
+
+
+halve_tool = Tool[None, float](name="halve", description="A number.", handler=halve)
+
+
+def test_an_int_value_is_a_valid_float_result() -> None:
+    result = executor_for(halve_tool).execute(ToolCall("halve", "{}"))
+    assert result == ToolResult.ok(2)
+    assert result.render() == "2.0"
+
+
+class ModelPolicy(BaseModel):
+    """A policy written as a pydantic model (which has a ``validate`` classmethod)."""
+
+    name: str = "model_policy"
+
+    def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
+        return PolicyDecision.allow()
+
+    def on_result(self, *args: Any, context: ToolContext) -> None:
+        return None
+
+
+def test_a_policy_that_is_a_pydantic_model_is_accepted() -> None:
+    executor = executor_for(halve_tool, policies=(ModelPolicy(),))
+    assert executor.execute(ToolCall("halve", "{}")).success is True
+
+
+@dataclass(frozen=True)
+class Gate:
+    label: str
+
+
+entered = threading.Event()
+released = threading.Event()
+
+
+def gated(params: Gate, *, context: ToolContext) -> ToolResult[None]:
+    if params.label == "first":
+        entered.set()
+        if not released.wait(5):
+            return ToolResult.error("the other session never ran")
+    else:
+        released.set()
+    return ToolResult(message=params.label)
+
+
+gated_tool = Tool[Gate, None](name="gated", description="Waits.", handler=gated)
+
+
+def test_sessions_sharing_a_prompt_without_resources_run_side_by_side() -> None:
+    template = PromptTemplate(
+        ns="tests", key="side_by_side", sections=[MarkdownSection(title="T", tools=[gated_tool])]
+    )
+    prompt = Prompt(template)
+    first = ToolExecutor(prompt=prompt, session=Session())
+    second = ToolExecutor(prompt=prompt, session=Session())
+    results: list[ToolResult[Any]] = []
+    thread = threading.Thread(
+        target=lambda: results.append(first.execute(ToolCall("gated", '{"label": "first"}')))
+    )
+    thread.start()
+    assert entered.wait(5)
+    assert second.execute(ToolCall("gated", '{"label": "second"}')).message == "second"
+    thread.join()
+    assert results == [ToolResult(message="first")]

@@ -272,7 +272,7 @@ def test_policy_validate_hook_receives_the_tool_names_and_the_governed_ones() ->
     class Recording:
         name = "recording"
 
-        def validate(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
+        def check_tools(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
             seen.append((tool_names, governed))
 
         def check(self, tool: Any, params: Any, *, context: Any) -> PolicyDecision:

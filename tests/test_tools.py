@@ -504,3 +504,18 @@ def test_overridden_params_schema_is_read_only_too() -> None:
     with pytest.raises(TypeError, match="read-only"):
         overridden.params_schema["properties"]["entity_id"]["description"] = "changed"
     assert overridden.params_schema["properties"]["entity_id"]["description"] == "The id."
+
+
+def test_examples_accept_ints_where_floats_are_declared_but_not_bools() -> None:
+    floats = Tool[None, list[float]](
+        name="floats",
+        description="Numbers.",
+        examples=(ToolExample(description="Ints are floats", input=None, output=[1, 2.5]),),
+    )
+    assert floats.examples[0].output == [1, 2.5]
+    with pytest.raises(PromptValidationError, match="is not an instance of"):
+        Tool[None, list[float]](
+            name="bools",
+            description="Not numbers.",
+            examples=(ToolExample(description="A bool", input=None, output=[True]),),
+        )

@@ -329,12 +329,23 @@ class _ValidatedFields:
     )
 
 
+_CONFIG_WINK_DECIDES = frozenset(
+    {"extra_fields_behavior", "populate_by_name", "validate_by_name", "validate_by_alias"}
+)
+
+
 def _model_without_prebuilt(node: dict[str, Any], where: _Where) -> dict[str, Any]:
     """Validate a model's fields (or root) with a forbidding schema, then build the instance."""
     cls = node["cls"]
     is_root = bool(node.get("root_model"))
     # Unknown keys are refused by the rewritten fields schema, whatever the class says.
-    config = {k: v for k, v in node.get("config", {}).items() if k != "extra_fields_behavior"}
+    # Unknown keys are forbidden here, and a key is accepted only by the name the JSON
+    # Schema shows (the alias), so populating by field name is off too.
+    config = {
+        key: value
+        for key, value in node.get("config", {}).items()
+        if key not in _CONFIG_WINK_DECIDES
+    }
     stand_in = cs.model_schema(
         _ValidatedFields,
         _rewrite(node["schema"], where.at(cls.__qualname__)),

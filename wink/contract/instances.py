@@ -30,6 +30,9 @@ def conforms(value: object, tp: Any) -> bool:
         return isinstance(value, origin) and all(
             any(conforms(item, arg) for arg in items) for item in value
         )
+    if tp is float:
+        # JSON numbers: an int is a valid float, a bool is not.
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if isinstance(tp, type):
         try:
             return isinstance(value, tp)
@@ -62,7 +65,7 @@ def plain_class(tp: Any) -> type[Any] | None:
 
     For such a class, ``conforms`` is ``isinstance`` and ``declared_class`` is the class.
     """
-    if get_origin(tp) is not None or not isinstance(tp, type) or tp is type(None):
+    if get_origin(tp) is not None or not isinstance(tp, type) or tp in (type(None), float):
         return None
     try:
         isinstance(None, tp)

@@ -38,7 +38,7 @@ class ToolPolicy(Protocol):
     """A constraint on when tools may run; its state lives in the session (``PolicyState``).
 
     A policy may also define
-    ``validate(tool_names: frozenset[str], governed: frozenset[str]) -> None``: the
+    ``check_tools(tool_names: frozenset[str], governed: frozenset[str]) -> None``: the
     executor calls it once, when it is built, with the names of every tool of the
     prompt's template and of the tools this policy governs (those of the sections it
     is attached to and their children, or all of them for a prompt policy), and it

@@ -39,7 +39,7 @@ class SequentialDependencyPolicy:
         _check_acyclic(frozen)
         object.__setattr__(self, "dependencies", MappingProxyType(frozen))
 
-    def validate(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
+    def check_tools(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
         """Refuse dependencies naming tools the prompt lacks (a typo would block forever),
         and dependent tools this policy does not govern (it would never be asked)."""
         named = set(self.dependencies).union(*self.dependencies.values())

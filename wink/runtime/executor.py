@@ -19,6 +19,7 @@ calls on that other prompt.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ class ToolExecutor:
         """An executor for ``prompt``'s enabled tools (rendered now unless given).
 
         Raises ``PromptValidationError`` for an object that is not a policy, or when a
-        policy's ``validate(tool_names, governed)`` refuses the prompt's tools.
+        policy's ``check_tools(tool_names, governed)`` refuses the prompt's tools.
         """
         if not isinstance(session, Session):
             raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
@@ -146,8 +147,11 @@ class ToolExecutor:
             message = f"Invalid arguments for tool {call.name!r}: {_describe(error)}"
             return self._record_failure(call, None, message, started_at)
         registry = self._prompt.resources
-        # Registry first, then session: the order the module docstring documents.
-        with registry.call_lock, self._session.call_lock:
+        # Registry first, then session: the order the module docstring documents. A
+        # prompt without resources has nothing shared to roll back across sessions,
+        # so its calls on different sessions need not take turns.
+        registry_lock = registry.call_lock if registry.bound_types else _NO_LOCK
+        with registry_lock, self._session.call_lock:
             mark = registry.open_build_mark()
             scope: ToolCallScope | None = None
             try:
@@ -339,6 +343,9 @@ class ToolExecutor:
         return result
 
 
+_NO_LOCK = contextlib.nullcontext()
+
+
 def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
     """Close the call's resources; a resource failing to close must not lose the result."""
     try:
@@ -377,7 +384,7 @@ def _value_type(plan: _Plan, value: object) -> type[Any] | None:
 
 
 def _validate_policies(prompt: Prompt) -> None:
-    """Let each policy that has ``validate(tool_names, governed)`` check the prompt's tools.
+    """Let each policy that has ``check_tools(tool_names, governed)`` check the prompt's tools.
 
     Every policy of the template is asked, wherever it is attached. The names are
     those of every tool the template declares, enabled or not: a policy may name a
@@ -391,16 +398,22 @@ def _validate_policies(prompt: Prompt) -> None:
         for policy in template.binding(name).policies:
             governed.setdefault(id(policy), set()).add(name)
     for policy, places in _attachments(prompt).values():
-        validate = getattr(policy, "validate", None)
-        if not callable(validate):
+        # Not ``validate``: pydantic models (a natural way to write a policy) have one.
+        check_tools = getattr(policy, "check_tools", None)
+        if not callable(check_tools):
             continue
+        where = " and ".join(places)
         try:
-            validate(tool_names, frozenset(governed.get(id(policy), ())))
+            check_tools(tool_names, frozenset(governed.get(id(policy), ())))
         except PromptValidationError as error:
-            where = " and ".join(places)
             raise PromptValidationError(
                 f"prompt {prompt.name!r}, policy attached to {where}: {error}"
             ) from None
+        except Exception as error:
+            raise PromptValidationError(
+                f"prompt {prompt.name!r}, policy attached to {where}: check_tools(tool_names, "
+                f"governed) failed: {_describe(error)}"
+            ) from error
 
 
 def _attachments(prompt: Prompt) -> dict[int, tuple[Any, list[str]]]:
