@@ -342,8 +342,8 @@ def test_result_with_a_wrongly_typed_field_fails_and_rolls_back() -> None:
     result = executor.execute(ToolCall("miscount", "{}"))
     assert result.success is False
     assert result.message == (
-        "Tool 'miscount' succeeded but its result could not be applied, so its changes were "
-        "rolled back: ContractViolation: value does not match Count:\nn: expected int (got 'many')"
+        "Tool 'miscount' returned a value that does not match its result type Count:\n"
+        'n: expected int (got "many")'
     )
     assert session[Mark].all() == ()
     assert session[Count].all() == ()

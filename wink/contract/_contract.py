@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import threading
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from wink.contract.messages import (
     FieldProblem,
     describe_problems,
     problems_from_validation_error,
+    short_repr,
 )
 from wink.contract.schema import generate_json_schema
 from wink.contract.walk import JsonSchema
@@ -120,6 +122,7 @@ class Contract(Generic[T]):
             problem = FieldProblem("<root>", _first_line(error))
         else:
             expected, field_name, got = found.groups()
+            got = _as_json_text(got)
             problem = FieldProblem(field_name or "<root>", f"expected {expected} (got {got})")
         return ContractViolation(f"value does not match {self.name}", (problem,))
 
@@ -195,6 +198,14 @@ def type_name(tp: Any) -> str:
     if isinstance(tp, type) and not getattr(tp, "__args__", None):
         return tp.__qualname__
     return repr(tp).replace("typing.", "").replace("__main__.", "")
+
+
+def _as_json_text(python_repr: str) -> str:
+    """pydantic quotes the value with ``repr``; the model reads JSON."""
+    try:
+        return short_repr(ast.literal_eval(python_repr))
+    except (ValueError, SyntaxError):
+        return python_repr
 
 
 def _first_line(error: Exception) -> str:

@@ -79,7 +79,7 @@ def problems_from_validation_error(
             message = detail["msg"].removeprefix("Invalid JSON: ")
             reason = f"arguments are not valid JSON ({message})"
         else:
-            reason = f"{_json_words(detail['msg'])} (got {_short_repr(detail.get('input'))})"
+            reason = f"{_json_words(detail['msg'])} (got {short_repr(detail.get('input'))})"
         if where.options:
             reason = f"as {' then '.join(where.options)}, {reason}"
         problems.append(FieldProblem(format_path(where.path), reason))
@@ -119,7 +119,7 @@ def _json_words(message: str) -> str:
     return _PYTHON_CONTAINER.sub(lambda found: _JSON_CONTAINER[found[1]] + " ", message)
 
 
-def _short_repr(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -146,9 +146,9 @@ def _tag_reason(root: JsonSchema, where: _Location, detail: Any) -> str:
     if detail["type"] == "union_tag_not_found":
         return f"required field is missing (one of {expected})"
     if isinstance(tag_field, str) and isinstance(payload, dict) and tag_field in payload:
-        got = _short_repr(payload[tag_field])
+        got = short_repr(payload[tag_field])
     else:
-        got = _short_repr(context.get("tag"))
+        got = short_repr(context.get("tag"))
     return f"input should be one of {expected} (got {got})"
 
 

@@ -250,6 +250,17 @@ class ToolExecutor:
             return ToolResult.error(message), False
         try:
             text = returned.render_with(tool.result_contract)
+        except ContractViolation as violation:
+            message = (
+                f"Tool {tool.name!r} returned a value that does not match its result type "
+                f"{type_name(tool.result_type)}:\n{describe_problems(violation.problems)}"
+            )
+            return ToolResult.error(message), False
+        except _PROPAGATED:
+            raise
+        except Exception as error:
+            return _not_applied(tool, error), False
+        try:
             # Kept with the result, so that providers need not render it again.
             result = returned.rendered_as(text)
             for policy in plan.policies:
@@ -258,12 +269,7 @@ class ToolExecutor:
         except _PROPAGATED:
             raise
         except Exception as error:
-            logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
-            message = (
-                f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
-                f"changes were rolled back: {_describe(error)}"
-            )
-            return ToolResult.error(message), False
+            return _not_applied(tool, error), False
         return result, True
 
     def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
@@ -344,6 +350,14 @@ class ToolExecutor:
 
 
 _NO_LOCK = contextlib.nullcontext()
+
+
+def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:
+    logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
+    return ToolResult.error(
+        f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
+        f"changes were rolled back: {_describe(error)}"
+    )
 
 
 def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
