@@ -340,7 +340,7 @@ class ToolExecutor:
             self._clock(),
         )
         try:
-            self._session._dispatch(event, value_type)
+            self._session.dispatch(event, value_type=value_type)
         except Exception:
             if result.success:
                 raise  # the caller rolls the call back and records the failure

@@ -76,15 +76,12 @@ class Session:
         """The slice of ``slice_type``: query it, register reducers for it."""
         return SliceAccessor(self, slice_type)
 
-    def dispatch(self, event: object) -> None:
-        """Apply ``event`` to the slices it routes to, all or nothing."""
-        self._dispatch(event, None)
+    def dispatch(self, event: object, *, value_type: type[Any] | None = None) -> None:
+        """Apply ``event`` to the slices it routes to, all or nothing.
 
-    def _dispatch(self, event: object, value_type: type[Any] | None) -> None:
-        """``dispatch``; a ``ToolInvoked``'s value goes as a ``value_type`` event if given.
-
-        The executor passes the tool's declared result class, so that a value of a
-        subclass joins the declared type's slice.
+        A successful ``ToolInvoked``'s value is routed too, as a ``value_type`` event
+        when given: the executor passes the tool's declared result class, so that a
+        value of a subclass joins the declared type's slice.
         """
         with self._lock:
             self._enter("dispatch")
