@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint typecheck unit bench schemas fuzz clean
+.PHONY: demo test install lint typecheck unit bench schemas fuzz stress clean
 
 demo: $(STAMP)
 	$(PY) examples/notes_agent.py
@@ -18,11 +18,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check wink tests examples benchmarks
-	$(VENV)/bin/ruff format --check wink tests examples benchmarks
+	$(VENV)/bin/ruff check wink tests examples benchmarks stress
+	$(VENV)/bin/ruff format --check wink tests examples benchmarks stress
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict wink examples
+	$(VENV)/bin/mypy --strict wink examples stress
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest
@@ -39,6 +39,10 @@ bench: $(BENCH_STAMP)
 
 schemas: $(STAMP)
 	$(VENV)/bin/wink schemas export --out schemas
+
+# Bounded randomized campaigns: fuzzing, fault injection, filesystem races, concurrency.
+stress: $(STAMP)
+	$(PY) -m stress 50
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(VENV)/bin/pytest tests

@@ -1,0 +1,1 @@
+"""Bounded randomized stress campaigns (``make stress``); ``make test`` runs a quick pass."""
