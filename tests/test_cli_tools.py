@@ -233,7 +233,7 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert capsys.readouterr().err == (
-        "wink: choose a command: tools, schemas or validate (see wink --help)\n"
+        "wink: choose a command: tools, schemas, validate or serve (see wink --help)\n"
     )
 
 

@@ -20,6 +20,7 @@ from pydantic_settings import (
 
 from wink.cli.commands import Command, SchemasCommand, ToolsCommand, ValidateCommand
 from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
+from wink.cli.serve import ServeCommand
 from wink.cli.settings import WinkSettings
 
 __all__ = ["WinkCommand", "main"]
@@ -29,11 +30,11 @@ _EXIT_BROKEN_PIPE = 141
 
 
 class WinkCommand(BaseSettings):
-    """Provider tool schemas from typed wink tools: print, export, check, validate.
+    """Provider tool schemas from typed wink tools: print, export, check, validate, serve.
 
     Options left unset take the project setting: WINK_* environment variables, then
     [tool.wink] in the nearest pyproject.toml at or above the current directory
-    (provider, strict, schema_dir, targets, dialects, wire).
+    (provider, strict, schema_dir, targets, dialects, wire, serve_*).
     """
 
     model_config = SettingsConfigDict(
@@ -56,6 +57,7 @@ class WinkCommand(BaseSettings):
     validate_calls: CliSubCommand[ValidateCommand] = Field(
         alias="validate", description="validate recorded tool calls (JSONL)"
     )
+    serve: CliSubCommand[ServeCommand] = Field(description="serve the tools over MCP")
     version: bool = Field(False, description="print wink's version and exit")
 
     _exit_code: int = PrivateAttr(default=0)
@@ -80,7 +82,7 @@ class WinkCommand(BaseSettings):
         chosen = get_subcommand(self, is_required=False)
         if not isinstance(chosen, Command):
             raise CliError(
-                "choose a command: tools, schemas or validate (see wink --help)", EXIT_USAGE
+                "choose a command: tools, schemas, validate or serve (see wink --help)", EXIT_USAGE
             )
         self._exit_code = chosen.run(_load_settings())
 

@@ -79,6 +79,12 @@ class WinkSettings(BaseSettings):
     """Dialects ``wink schemas export``/``check`` write and compare."""
     wire: bool = False
     """Whether ``wink schemas`` also covers wink's own wire types (in ``wire/``)."""
+    serve_transport: Literal["stdio", "http"] = "stdio"
+    """Transport ``wink serve`` uses when ``--transport`` is not given."""
+    serve_host: str = "127.0.0.1"
+    """Address ``wink serve --transport http`` listens on when ``--host`` is not given."""
+    serve_port: int = Field(8000, ge=0, le=65535)
+    """Port ``wink serve --transport http`` listens on when ``--port`` is not given (0: free)."""
 
     @field_validator("targets", "dialects", mode="before")
     @classmethod

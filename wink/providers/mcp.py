@@ -14,12 +14,16 @@ of a result type that allows it (``R | None``).
 MCP has no flag that keeps ``structuredContent`` from the model; a value kept
 out of context (``exclude_value_from_context``) is left out of the text content
 only, and clients that show ``structuredContent`` to the model will show it.
+
+``server(prompt)`` serves a prompt's tools with the ``mcp`` package's own server:
+one wink ``Session`` per client, every call through a ``ToolExecutor``;
+``serve_stdio`` and ``serve_http`` run it (see ``PromptServer``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema
@@ -31,7 +35,29 @@ from wink.providers._strict import accepts_null
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
-__all__ = ["RESULT_KEY", "call_tool_result", "parse_tool_call", "tool_specs"]
+if TYPE_CHECKING:
+    from wink.providers._mcp_server import (
+        PromptServer,
+        bind_http_socket,
+        serve_http,
+        serve_stdio,
+        server,
+    )
+
+__all__ = [
+    "RESULT_KEY",
+    "PromptServer",
+    "bind_http_socket",
+    "call_tool_result",
+    "parse_tool_call",
+    "serve_http",
+    "serve_stdio",
+    "server",
+    "tool_specs",
+]
+
+_SERVING = frozenset({"PromptServer", "bind_http_socket", "serve_http", "serve_stdio", "server"})
+"""Names served by ``wink.providers._mcp_server``, which needs the ``mcp`` package."""
 
 RESULT_KEY = "result"
 """The property holding a result that is not an object, in ``outputSchema`` and
@@ -144,3 +170,12 @@ def _has_output_schema(tool: Tool[Any, Any]) -> bool:
 
 def _accepts_none(tool: Tool[Any, Any]) -> bool:
     return accepts_null(inline_root_ref(tool.result_schema))
+
+
+def __getattr__(name: str) -> Any:
+    # The server needs the mcp package; the dialect functions above do not.
+    if name in _SERVING:
+        from wink.providers import _mcp_server
+
+        return getattr(_mcp_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

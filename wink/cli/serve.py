@@ -1,0 +1,154 @@
+"""``wink serve``: a target's tools as an MCP server, over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+from pydantic import Field
+from pydantic_settings import CliPositionalArg
+from typing_extensions import TypeAliasType
+
+from wink.cli.commands import Command
+from wink.cli.failure import EXIT_USAGE, CliError
+from wink.cli.settings import WinkSettings
+from wink.cli.targets import load_target
+from wink.errors import WinkError
+from wink.prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt, Section
+from wink.tools import Tool
+
+if TYPE_CHECKING:
+    from wink.providers.mcp import PromptServer
+
+__all__ = ["ServeCommand", "served_prompt"]
+
+Transport = Literal["stdio", "http"]
+
+# Named aliases give readable metavars in --help (HOST rather than str).
+HOST = TypeAliasType("HOST", str)
+PORT = TypeAliasType("PORT", int)
+NAME = TypeAliasType("NAME", str)
+
+_SERVE_TARGET_HELP = (
+    "module:attribute or path/to/file.py:attribute naming a Prompt (with its resources), "
+    "PromptTemplate, Section, Tool or list of tools"
+)
+
+
+class ServeCommand(Command):
+    """Serve the target's tools over MCP: stdio for a client that starts wink, http for others."""
+
+    target: CliPositionalArg[str] = Field(description=_SERVE_TARGET_HELP)
+    transport: Transport | None = Field(
+        None, description="stdio or http [setting: serve_transport, else stdio]"
+    )
+    host: HOST | None = Field(
+        None, description="http: address to listen on [setting: serve_host, else 127.0.0.1]"
+    )
+    port: PORT | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="http: port to listen on, 0 for a free one [setting: serve_port, else 8000]",
+    )
+    name: NAME = Field("", description="server name clients see; empty: the prompt's name")
+
+    def run(self, settings: WinkSettings) -> int:
+        """Serve until the client closes stdin (stdio) or the process is interrupted (http)."""
+        from wink.providers import mcp
+
+        _log_to_stderr()
+        prompt = served_prompt(load_target(self.target), self.target)
+        try:
+            served = mcp.server(prompt, name=self.name or None)
+        except WinkError as error:
+            raise CliError(f"target {self.target!r}: {error}") from None
+        count = len(served.rendered_prompt.tools)
+        tools = f"{count} tool" if count == 1 else f"{count} tools"
+        transport = self.transport or settings.serve_transport
+        if transport == "stdio":
+            _announce(f"serving {tools} tools of {served.name!r} over stdio")
+            anyio.run(mcp.serve_stdio, served)
+            return 0
+        host = self.host or settings.serve_host
+        port = settings.serve_port if self.port is None else self.port
+        try:
+            sock = mcp.bind_http_socket(host, port)
+        except OSError as error:
+            reason = (error.strerror or str(error)).lower()
+            raise CliError(
+                f"cannot listen on {host}:{port}: {reason} (choose another --port, or 0 for a "
+                "free one)"
+            ) from None
+        bound_port = sock.getsockname()[1]
+        shown_host = f"[{host}]" if ":" in host else host
+        _announce(
+            f"serving {tools} tools of {served.name!r} on http://{shown_host}:{bound_port}/mcp"
+        )
+        anyio.run(_serve_http, served, host, sock)
+        return 0
+
+
+def served_prompt(value: object, target: str) -> Prompt:
+    """The prompt to serve for a target's value; tools and sections get a prompt of their own."""
+    if isinstance(value, Prompt):
+        prompt = value
+    elif isinstance(value, PromptTemplate):
+        prompt = Prompt(value)
+    elif isinstance(value, Section):
+        prompt = Prompt(PromptTemplate(ns="wink.serve", key=value.key, sections=[value]))
+    elif (tools := _tools_in(value)) is not None:
+        key = target.rpartition(":")[2].rpartition(".")[2].lower().replace("_", "-")
+        section: MarkdownSection[Any] = MarkdownSection(title="Tools", key="tools", tools=tools)
+        prompt = Prompt(PromptTemplate(ns="wink.serve", key=key or "tools", sections=[section]))
+    elif isinstance(value, RenderedPrompt):
+        raise CliError(
+            f"target {target!r} is a RenderedPrompt, which has no resources to serve with; "
+            "name its Prompt or PromptTemplate",
+            EXIT_USAGE,
+        )
+    else:
+        raise CliError(
+            f"target {target!r} is a {type(value).__qualname__}; expected a Prompt, "
+            "PromptTemplate, Section, Tool or a sequence of tools",
+            EXIT_USAGE,
+        )
+    try:
+        rendered = prompt.render()
+    except WinkError as error:
+        raise CliError(f"target {target!r}: rendering the prompt failed: {error}") from None
+    if not rendered.tools:
+        raise CliError(f"target {target!r} has no enabled tools to serve")
+    return prompt
+
+
+def _tools_in(value: object) -> tuple[Tool[Any, Any], ...] | None:
+    """The tools of a ``Tool`` or a sequence of tools, else ``None``."""
+    if isinstance(value, Tool):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(item, Tool) for item in value):
+        return tuple(value)
+    return None
+
+
+async def _serve_http(served: PromptServer, host: str, sock: socket.socket) -> None:
+    from wink.providers import mcp
+
+    await mcp.serve_http(served, host=host, sock=sock)
+
+
+def _log_to_stderr() -> None:
+    """Log records (wink's, the SDK's, uvicorn's) go to stderr: stdout may be the protocol."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("wink serve: %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+
+
+def _announce(line: str) -> None:
+    print(f"wink serve: {line}", file=sys.stderr, flush=True)

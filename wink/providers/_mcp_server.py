@@ -1,0 +1,378 @@
+"""``PromptServer``: a prompt's tools served over MCP by the official ``mcp`` package.
+
+The server is the SDK's own low-level ``Server``; wink supplies its two handlers.
+``tools/list`` answers the rendered prompt's ``tool_specs``; ``tools/call`` runs the
+call through a ``ToolExecutor`` (contract parsing, policies, deadline, rollback, a
+``ToolInvoked`` event) in a worker thread, so the event loop keeps serving other
+clients while a handler runs, and answers ``call_tool_result`` of the outcome.
+
+Sessions: each MCP client gets its own wink ``Session`` (from ``session_factory``),
+so policy state such as read-before-write belongs to that client:
+
+- a client of the initialize handshake (stdio, one Streamable HTTP session, an
+  in-memory client) keeps its session until it disconnects; the session is then
+  released (forgotten);
+- a 2026-07-28 client over stdio or in process (one client per ``Server.run``)
+  keeps one session until that run ends;
+- a 2026-07-28 request over HTTP carries no client identity (that protocol is
+  stateless), so it runs in a fresh session of its own: policies that depend on
+  earlier calls see none. Serve such clients with the handshake, or keep that
+  state in the prompt's resources.
+
+The prompt's resources are shared by every client: they are opened when the server
+starts serving and closed when the last transport stops (``with prompt.resources``).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.models import InitializationOptions
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from wink.errors import DeadlineExceededError, PromptEvaluationError, VisibilityExpansionRequired
+from wink.prompt import Prompt, RenderedPrompt
+from wink.providers.mcp import call_tool_result, tool_specs
+from wink.runtime.budget import BudgetExceededError
+from wink.runtime.call import ToolCall
+from wink.runtime.deadline import Deadline
+from wink.runtime.executor import ToolExecutor
+from wink.runtime.session import Session
+from wink.tools import ToolResult
+
+__all__ = ["PromptServer", "bind_http_socket", "serve_http", "serve_stdio", "server"]
+
+logger = logging.getLogger(__name__)
+
+_STOPPED = (
+    PromptEvaluationError,
+    VisibilityExpansionRequired,
+    DeadlineExceededError,
+    BudgetExceededError,
+)
+"""Errors an executor raises to stop an evaluation; a served call answers them as failures."""
+
+
+class _Run:
+    """One ``Server.run`` (a transport's lifespan): a duplex stream serves one client."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class _Client:
+    """What the server keeps for one MCP client."""
+
+    session: Session
+    executor: ToolExecutor
+    connection: Connection | None
+    """Where notifications to the client go; ``None`` when it has no lasting connection."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Render:
+    """One render of the served prompt, with what ``tools/list`` answers for it."""
+
+    rendered: RenderedPrompt
+    specs: tuple[Mapping[str, Any], ...]
+    listing: types.ListToolsResult
+
+
+class PromptServer(Server[_Run]):
+    """The ``mcp`` package's ``Server`` serving one prompt's tools; see the module docstring.
+
+    Run it with any of the SDK's transports (``server.run(read, write,
+    server.create_initialization_options())``, ``server.streamable_http_app()``,
+    ``mcp.Client(server)``), or with ``serve_stdio`` / ``serve_http``.
+    """
+
+    def __init__(
+        self,
+        prompt: Prompt,
+        *,
+        session_factory: Callable[[], Session] = Session,
+        name: str | None = None,
+        version: str = "",
+        instructions: str | None = None,
+        call_timeout: timedelta | float | None = None,
+    ) -> None:
+        """A server for ``prompt``'s enabled tools, rendered now.
+
+        ``instructions`` default to the rendered prompt's text; ``call_timeout``
+        gives each call a ``Deadline`` that long after it arrives.
+        """
+        if not isinstance(prompt, Prompt):
+            raise TypeError(f"server() needs a Prompt, got {type(prompt).__qualname__}")
+        self._prompt = prompt
+        self._render = _render(prompt)
+        self._session_factory = session_factory
+        self._call_timeout = call_timeout
+        self._clients: dict[object, _Client] = {}
+        self._open_runs = 0
+        super().__init__(
+            name or prompt.name,
+            version=version,
+            instructions=self._render.rendered.text if instructions is None else instructions,
+            lifespan=self._lifespan,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    @property
+    def prompt(self) -> Prompt:
+        """The prompt whose tools are served."""
+        return self._prompt
+
+    @property
+    def rendered_prompt(self) -> RenderedPrompt:
+        """The render whose tools ``tools/list`` answers."""
+        return self._render.rendered
+
+    @property
+    def sessions(self) -> tuple[Session, ...]:
+        """The sessions of the clients connected now, oldest first."""
+        return tuple(client.session for client in self._clients.values())
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The SDK's options, announcing ``tools.listChanged`` (see ``update``)."""
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+    async def update(self, prompt: Prompt) -> bool:
+        """Serve ``prompt`` from now on (the same template and resources, other params).
+
+        Connected clients keep their sessions. When the enabled tools' specs change,
+        each client with a lasting connection gets ``notifications/tools/list_changed``
+        and lists them again. Returns whether they changed.
+        """
+        if prompt.resources is not self._prompt.resources:
+            raise ValueError(
+                "update() needs a prompt with the served prompt's resources: "
+                "bind new params with served.prompt.bind(...)"
+            )
+        render = _render(prompt)
+        changed = render.specs != self._render.specs
+        self._prompt, self._render = prompt, render
+        for client in self._clients.values():
+            client.executor = self._executor(client.session)
+        if changed:
+            for client in tuple(self._clients.values()):
+                if client.connection is not None:
+                    await client.connection.send_tool_list_changed()
+        return changed
+
+    @asynccontextmanager
+    async def _lifespan(self, _: Server[_Run]) -> AsyncIterator[_Run]:
+        run = _Run()
+        if self._open_runs == 0:
+            self._prompt.resources.__enter__()
+        self._open_runs += 1
+        try:
+            yield run
+        finally:
+            self._release(run)
+            self._open_runs -= 1
+            if self._open_runs == 0:
+                self._prompt.resources.close()
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[_Run], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return self._render.listing
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[_Run], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        client = self._client_of(ctx)
+        call_id = None if ctx.request_id is None else str(ctx.request_id)
+        call = ToolCall(params.name, params.arguments or {}, call_id)
+        executor = client.executor
+        if self._call_timeout is not None:
+            executor = self._executor(client.session, Deadline.after(self._call_timeout))
+        # The executor is synchronous: run it off the event loop. A cancelled request
+        # still waits for its call to finish, so the call commits or rolls back whole.
+        result = await anyio.to_thread.run_sync(_execute, executor, call)
+        binding = executor.rendered_prompt.binding(call.name)
+        if binding is None:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=result.model_text())],
+                is_error=True,
+            )
+        payload = call_tool_result(result, tool=binding.tool)
+        return types.CallToolResult.model_validate(payload)
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        for spec in self._render.specs:
+            if spec["name"] == name:
+                schema: Mapping[str, Any] = spec["inputSchema"]
+                return schema
+        return None
+
+    def _client_of(self, ctx: ServerRequestContext[_Run]) -> _Client:
+        """The client ``ctx`` comes from, created on its first call."""
+        connection = _connection_of(ctx)
+        key: object
+        if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            key = connection
+        elif ctx.request is None:
+            # A 2026-07-28 client over a stream or in process: one client per run.
+            key = ctx.lifespan_context
+        else:
+            # A 2026-07-28 HTTP request: stateless, it names no client to remember.
+            session = self._new_session()
+            return _Client(session, self._executor(session), None)
+        client = self._clients.get(key)
+        if client is None:
+            session = self._new_session()
+            lasting = connection if key is connection else None
+            client = _Client(session, self._executor(session), lasting)
+            self._clients[key] = client
+            if key is connection:
+                connection.exit_stack.callback(self._release, connection)
+        return client
+
+    def _new_session(self) -> Session:
+        session = self._session_factory()
+        if not isinstance(session, Session):
+            raise TypeError(
+                f"session_factory returned {type(session).__qualname__}, not a wink Session"
+            )
+        return session
+
+    def _executor(self, session: Session, deadline: Deadline | None = None) -> ToolExecutor:
+        return ToolExecutor(
+            prompt=self._prompt,
+            session=session,
+            deadline=deadline,
+            rendered_prompt=self._render.rendered,
+        )
+
+    def _release(self, key: object) -> None:
+        if self._clients.pop(key, None) is not None:
+            logger.debug("released the session of a disconnected client")
+
+
+def server(
+    prompt: Prompt,
+    *,
+    session_factory: Callable[[], Session] = Session,
+    name: str | None = None,
+    version: str = "",
+    instructions: str | None = None,
+    call_timeout: timedelta | float | None = None,
+) -> PromptServer:
+    """An MCP server (the ``mcp`` package's ``Server``) for ``prompt``'s tools.
+
+    One ``Session`` per client from ``session_factory``; ``name`` defaults to the
+    prompt's name, ``instructions`` to its rendered text. See ``PromptServer``.
+    """
+    return PromptServer(
+        prompt,
+        session_factory=session_factory,
+        name=name,
+        version=version,
+        instructions=instructions,
+        call_timeout=call_timeout,
+    )
+
+
+async def serve_stdio(served: Server[Any]) -> None:
+    """Serve ``served`` over this process's stdin and stdout until stdin closes.
+
+    While serving, anything printed to stdout goes to stderr instead, so it cannot
+    corrupt the protocol stream.
+    """
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await served.run(read_stream, write_stream, served.create_initialization_options())
+
+
+def bind_http_socket(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (``0``: a free port); raises ``OSError``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(
+    served: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    sock: socket.socket | None = None,
+    path: str = "/mcp",
+) -> None:
+    """Serve ``served`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
+
+    ``sock`` (from ``bind_http_socket``) is served instead of binding ``host``:``port``.
+    Runs uvicorn with its own logging off: wink's log records go where the
+    application's logging sends them.
+    """
+    import uvicorn
+
+    app = served.streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+    listening = sock if sock is not None else bind_http_socket(host, port)
+    try:
+        await uvicorn.Server(config).serve(sockets=[listening])
+    finally:
+        listening.close()
+
+
+def _execute(executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:
+    try:
+        return executor.execute(call)
+    except _STOPPED as error:
+        # Recorded and rolled back by the executor; a served call has no evaluation
+        # to stop, so the client gets the reason as a failed call.
+        return ToolResult.error(str(error))
+
+
+def _render(prompt: Prompt) -> _Render:
+    rendered = prompt.render()
+    specs = tuple(tool_specs(rendered))
+    listing = types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
+    return _Render(rendered, specs, listing)
+
+
+def _connection_of(ctx: ServerRequestContext[Any]) -> Connection:
+    """The SDK's per-client ``Connection`` behind ``ctx``.
+
+    Its ``exit_stack`` is the SDK's teardown hook for a client, but the request
+    context handed to low-level handlers exposes it only through its session.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    if not isinstance(connection, Connection):
+        raise RuntimeError(
+            "this version of the mcp package does not expose a request's connection; "
+            "wink cannot tell its clients apart"
+        )
+    return connection
