@@ -198,6 +198,8 @@ class PromptServer(Server[_Run]):
     async def _list_tools(
         self, ctx: ServerRequestContext[_Run], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if _client_key(ctx, _connection_of(ctx)) is not None:
+            self._client_of(ctx)  # a client that lists the tools hears when they change
         return self._render.listing
 
     async def _call_tool(
@@ -229,16 +231,10 @@ class PromptServer(Server[_Run]):
         return None
 
     def _client_of(self, ctx: ServerRequestContext[_Run]) -> _Client:
-        """The client ``ctx`` comes from, created on its first call."""
+        """The client ``ctx`` comes from, created on its first request."""
         connection = _connection_of(ctx)
-        key: object
-        if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            key = connection
-        elif ctx.request is None:
-            # A 2026-07-28 client over a stream or in process: one client per run.
-            key = ctx.lifespan_context
-        else:
-            # A 2026-07-28 HTTP request: stateless, it names no client to remember.
+        key = _client_key(ctx, connection)
+        if key is None:
             session = self._new_session()
             return _Client(session, self._executor(session), None)
         client = self._clients.get(key)
@@ -361,6 +357,17 @@ def _render(prompt: Prompt) -> _Render:
     specs = tuple(tool_specs(rendered))
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
     return _Render(rendered, specs, listing)
+
+
+def _client_key(ctx: ServerRequestContext[_Run], connection: Connection) -> object | None:
+    """What identifies the client of ``ctx`` for as long as it stays; ``None``: nothing."""
+    if connection.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return connection
+    if ctx.request is None:
+        # A 2026-07-28 client over a stream or in process: one client per run.
+        return ctx.lifespan_context
+    # A 2026-07-28 HTTP request: stateless, it names no client to remember.
+    return None
 
 
 def _connection_of(ctx: ServerRequestContext[Any]) -> Connection:
