@@ -70,7 +70,7 @@ class ServeCommand(Command):
         tools = f"{count} tool" if count == 1 else f"{count} tools"
         transport = self.transport or settings.serve_transport
         if transport == "stdio":
-            _announce(f"serving {tools} tools of {served.name!r} over stdio")
+            _announce(f"serving {tools} of {served.name!r} over stdio")
             anyio.run(mcp.serve_stdio, served)
             return 0
         host = self.host or settings.serve_host
@@ -85,9 +85,7 @@ class ServeCommand(Command):
             ) from None
         bound_port = sock.getsockname()[1]
         shown_host = f"[{host}]" if ":" in host else host
-        _announce(
-            f"serving {tools} tools of {served.name!r} on http://{shown_host}:{bound_port}/mcp"
-        )
+        _announce(f"serving {tools} of {served.name!r} on http://{shown_host}:{bound_port}/mcp")
         anyio.run(_serve_http, served, host, sock)
         return 0
 

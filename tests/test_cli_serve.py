@@ -1,0 +1,264 @@
+"""``wink serve``: the real MCP client against a ``wink serve`` subprocess, stdio and HTTP."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+mcp_sdk = pytest.importorskip("mcp")
+
+import mcp_types as types  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from wink.cli import main  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+TARGET = "examples/served_notes.py:prompt"
+WINK = [sys.executable, "-c", "import sys; from wink.cli import main; sys.exit(main())"]
+UNREAD = (
+    "File 'todo.md' already exists and has not been read: call read_file on it before "
+    "overwriting it (policy 'read_before_write')."
+)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def notes_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.md").write_bytes(b"bread")
+    return folder
+
+
+def environment(folder: Path) -> dict[str, str]:
+    return {**os.environ, "WINK_NOTES_DIR": str(folder)}
+
+
+# --- stdio: one subprocess, the client's whole conversation ---------------------------
+
+
+@dataclass(frozen=True)
+class StdioRound:
+    listed: types.ListToolsResult
+    results: dict[str, types.CallToolResult]
+    folder: Path
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def stdio_round(tmp_path_factory: pytest.TempPathFactory) -> StdioRound:
+    tmp_path = tmp_path_factory.mktemp("stdio")
+    folder = notes_folder(tmp_path)
+    parameters = StdioServerParameters(
+        command=WINK[0], args=[*WINK[1:], "serve", TARGET], env=environment(folder), cwd=ROOT
+    )
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "denied": ("write_file", {"path": "todo.md", "text": "milk"}),
+        "ok": ("read_file", {"path": "todo.md"}),
+        "bad_arguments": ("write_file", {"path": "todo.md", "txt": "oops"}),
+        "failing": ("write_file", {"path": "todo.md", "text": "\nTODO: eggs", "append": True}),
+        "unknown": ("delete_file", {"path": "todo.md"}),
+    }
+    results: dict[str, types.CallToolResult] = {}
+
+    async def run() -> types.ListToolsResult:
+        # stdio_client ends the subprocess on the way out, killing it if it must,
+        # whether the conversation finished or failed.
+        with anyio.fail_after(30):
+            transport = stdio_client(parameters, errlog=errlog)
+            async with mcp_sdk.Client(transport, mode="legacy") as client:
+                listed = await client.list_tools()
+                for key, (name, arguments) in calls.items():
+                    results[key] = await client.call_tool(name, arguments)
+                return listed
+
+    with open(tmp_path / "stderr.txt", "w+") as errlog:
+        listed = anyio.run(run)
+        errlog.seek(0)
+        stderr = errlog.read()
+    return StdioRound(listed, results, folder, stderr)
+
+
+def test_stdio_lists_the_served_prompts_tools(stdio_round: StdioRound) -> None:
+    assert [tool.name for tool in stdio_round.listed.tools] == ["read_file", "write_file"]
+    assert stdio_round.listed.tools[1].input_schema["required"] == ["path", "text"]
+
+
+def test_stdio_call_answers_structured_content(stdio_round: StdioRound) -> None:
+    result = stdio_round.results["ok"]
+    assert (result.is_error, result.structured_content) == (
+        False,
+        {"path": "todo.md", "text": "bread"},
+    )
+
+
+def test_stdio_bad_arguments_answer_the_field_messages(stdio_round: StdioRound) -> None:
+    result = stdio_round.results["bad_arguments"]
+    assert (result.is_error, text_of(result)) == (
+        True,
+        "Invalid arguments for tool 'write_file':\ntext: required field is missing\n"
+        "txt: unknown field (allowed: path, text, append)",
+    )
+
+
+def test_stdio_policy_denial_is_an_error_result(stdio_round: StdioRound) -> None:
+    result = stdio_round.results["denied"]
+    assert (result.is_error, text_of(result)) == (True, UNREAD)
+
+
+def test_stdio_failing_handler_leaves_the_folder_byte_for_byte(stdio_round: StdioRound) -> None:
+    result = stdio_round.results["failing"]
+    assert (result.is_error, text_of(result)) == (
+        True,
+        "Tool 'write_file' raised ValueError: notes must not contain TODO markers",
+    )
+    assert sorted(path.name for path in stdio_round.folder.iterdir()) == ["todo.md"]
+    assert (stdio_round.folder / "todo.md").read_bytes() == b"bread"
+
+
+def test_stdio_unknown_tool_is_an_error_result(stdio_round: StdioRound) -> None:
+    result = stdio_round.results["unknown"]
+    assert (result.is_error, text_of(result)) == (
+        True,
+        "Unknown tool 'delete_file'. Available tools: read_file, write_file.",
+    )
+
+
+def test_stdio_server_writes_only_its_announcement_to_stderr(stdio_round: StdioRound) -> None:
+    assert stdio_round.stderr == "wink serve: serving 2 tools of 'notes_agent' over stdio\n"
+
+
+# --- Streamable HTTP: one subprocess, two clients at once -----------------------------
+
+
+@dataclass
+class HttpServer:
+    url: str
+    process: subprocess.Popen[str]
+
+
+def _announcement(process: subprocess.Popen[str], timeout: float) -> str:
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stderr is not None
+    stderr = process.stderr
+    threading.Thread(target=lambda: lines.put(stderr.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        raise AssertionError(f"wink serve did not start within {timeout} s") from None
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[HttpServer]:
+    folder = notes_folder(tmp_path)
+    process = subprocess.Popen(
+        [*WINK, "serve", TARGET, "--transport", "http", "--port", "0"],
+        cwd=ROOT,
+        env=environment(folder),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = _announcement(process, timeout=30)
+        found = re.fullmatch(
+            r"wink serve: serving 2 tools of 'notes_agent' on (http://127\.0\.0\.1:\d+/mcp)\n",
+            line,
+        )
+        assert found, line
+        yield HttpServer(found.group(1), process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_http_clients_each_have_their_own_policy_state(http_server: HttpServer) -> None:
+    async def run() -> list[Any]:
+        with anyio.fail_after(30):
+            async with (
+                mcp_sdk.Client(http_server.url, mode="legacy") as reader,
+                mcp_sdk.Client(http_server.url, mode="legacy") as writer,
+            ):
+                read = await reader.call_tool("read_file", {"path": "todo.md"})
+                denied = await writer.call_tool("write_file", {"path": "todo.md", "text": "x"})
+                allowed = await reader.call_tool("write_file", {"path": "todo.md", "text": "y"})
+                return [read.structured_content, text_of(denied), allowed.structured_content]
+
+    assert anyio.run(run) == [
+        {"path": "todo.md", "text": "bread"},
+        UNREAD,
+        {"path": "todo.md", "text": "y"},
+    ]
+    http_server.process.terminate()
+    stdout, stderr = http_server.process.communicate(timeout=10)
+    # uvicorn shuts down gracefully, then ends by the signal it caught, as it should.
+    assert (http_server.process.returncode, stdout, stderr) == (-signal.SIGTERM, "", "")
+
+
+# --- one-line errors ------------------------------------------------------------------
+
+
+def test_a_bad_target_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "examples/served_notes.py:nope"]) == 1
+    assert capsys.readouterr().err == (
+        "wink: target 'examples/served_notes.py:nope': 'examples/served_notes.py' has no "
+        "attribute 'nope'\n"
+    )
+
+
+def test_a_target_that_is_not_servable_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "examples/notes_agent.py:RECORDED_RESPONSE"]) == 2
+    assert capsys.readouterr().err == (
+        "wink: target 'examples/notes_agent.py:RECORDED_RESPONSE' is a dict; expected a "
+        "Prompt, PromptTemplate, Section, Tool or a sequence of tools\n"
+    )
+
+
+def test_a_port_in_use_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        target = "examples/notes_agent.py:template"
+        code = main(["serve", target, "--transport", "http", "--port", str(port)])
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"wink: cannot listen on 127.0.0.1:{port}: address already in use (choose another "
+        "--port, or 0 for a free one)\n"
+    )
+
+
+def test_transport_and_port_come_from_the_settings(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setenv("WINK_SERVE_TRANSPORT", "http")
+        monkeypatch.setenv("WINK_SERVE_PORT", str(port))
+        code = main(["serve", "examples/notes_agent.py:template"])
+    assert code == 1
+    assert capsys.readouterr().err.startswith(f"wink: cannot listen on 127.0.0.1:{port}: ")
