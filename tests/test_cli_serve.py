@@ -23,7 +23,10 @@ mcp_sdk = pytest.importorskip("mcp")
 import mcp_types as types  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
+from wink import Prompt  # noqa: E402
 from wink.cli import main  # noqa: E402
+from wink.cli.failure import CliError  # noqa: E402
+from wink.cli.targets import load_target  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 TARGET = "examples/served_notes.py:prompt"
@@ -227,16 +230,14 @@ def test_a_bad_target_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_target_that_is_not_servable_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", "examples/notes_agent.py:RECORDED_RESPONSE"]) == 2
+    assert main(["serve", "examples/notes_agent.py:RECORDED_RESPONSE"]) == 1
     assert capsys.readouterr().err == (
         "wink: target 'examples/notes_agent.py:RECORDED_RESPONSE' is a dict; expected a "
         "Prompt, PromptTemplate, Section, Tool or a sequence of tools\n"
     )
 
 
-def test_a_port_in_use_is_one_line(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -262,3 +263,28 @@ def test_transport_and_port_come_from_the_settings(
         code = main(["serve", "examples/notes_agent.py:template"])
     assert code == 1
     assert capsys.readouterr().err.startswith(f"wink: cannot listen on 127.0.0.1:{port}: ")
+
+
+def test_tools_and_sections_are_served_in_a_prompt_of_their_own() -> None:
+    from wink.cli.serve import served_prompt
+
+    notes = load_target("examples/notes_agent.py:template")
+    section = notes.sections[0]
+    by_tools = served_prompt([notes.tools[0]], "examples/notes_agent.py:read_tools")
+    by_section = served_prompt(section, "examples/notes_agent.py:section")
+    assert [tool.name for tool in by_tools.render().tools] == ["read_file"]
+    assert (by_tools.template.ns, by_tools.template.key) == ("wink.serve", "read-tools")
+    assert [tool.name for tool in by_section.render().tools] == ["read_file", "write_file"]
+    assert (by_section.template.key, by_section.template.sections) == ("notes", (section,))
+
+
+def test_a_rendered_prompt_is_refused_for_want_of_resources() -> None:
+    from wink.cli.serve import served_prompt
+
+    rendered = Prompt(load_target("examples/notes_agent.py:template")).render()
+    with pytest.raises(CliError) as raised:
+        served_prompt(rendered, "app:rendered")
+    assert str(raised.value) == (
+        "target 'app:rendered' is a RenderedPrompt, which has no resources to serve with; "
+        "name its Prompt or PromptTemplate"
+    )

@@ -13,7 +13,7 @@ from pydantic_settings import CliPositionalArg
 from typing_extensions import TypeAliasType
 
 from wink.cli.commands import Command
-from wink.cli.failure import EXIT_USAGE, CliError
+from wink.cli.failure import CliError
 from wink.cli.settings import WinkSettings
 from wink.cli.targets import load_target
 from wink.errors import WinkError
@@ -105,14 +105,12 @@ def served_prompt(value: object, target: str) -> Prompt:
     elif isinstance(value, RenderedPrompt):
         raise CliError(
             f"target {target!r} is a RenderedPrompt, which has no resources to serve with; "
-            "name its Prompt or PromptTemplate",
-            EXIT_USAGE,
+            "name its Prompt or PromptTemplate"
         )
     else:
         raise CliError(
             f"target {target!r} is a {type(value).__qualname__}; expected a Prompt, "
-            "PromptTemplate, Section, Tool or a sequence of tools",
-            EXIT_USAGE,
+            "PromptTemplate, Section, Tool or a sequence of tools"
         )
     try:
         rendered = prompt.render()
