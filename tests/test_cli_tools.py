@@ -156,7 +156,8 @@ def test_unknown_pyproject_setting_is_a_usage_error(
     assert main(["tools", TOOLS]) == 2
     assert capsys.readouterr().err == (
         "wink: unknown setting 'target' in [tool.wink] of pyproject.toml "
-        "(settings: provider, strict, schema_dir, targets, dialects, wire)\n"
+        "(settings: provider, strict, schema_dir, targets, dialects, wire, serve_transport, "
+        "serve_host, serve_port)\n"
     )
 
 
@@ -226,7 +227,7 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert main(["lint"]) == 2
     err = capsys.readouterr().err
     # argparse quotes the choices differently across Python releases.
-    assert err.startswith("wink: argument {tools,schemas,validate}: invalid choice: 'lint' ")
+    assert err.startswith("wink: argument {tools,schemas,validate,serve}: invalid choice: 'lint' ")
     assert err.count("\n") == 1
 
 
@@ -240,7 +241,7 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 def test_help_lists_the_commands_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: wink [-h] [--version] {tools,schemas,validate} ...")
+    assert out.startswith("usage: wink [-h] [--version] {tools,schemas,validate,serve} ...")
     assert "validate recorded tool calls (JSONL)" in out
 
 
