@@ -198,6 +198,13 @@ def http_server(tmp_path: Path) -> Iterator[HttpServer]:
 def test_http_clients_each_have_their_own_policy_state(http_server: HttpServer) -> None:
     async def run() -> list[Any]:
         with anyio.fail_after(30):
+            # A 2026-07-28 client over HTTP is stateless: each call runs in a fresh session.
+            async with mcp_sdk.Client(http_server.url) as stateless:
+                await stateless.call_tool("read_file", {"path": "todo.md"})
+                forgotten = await stateless.call_tool(
+                    "write_file", {"path": "todo.md", "text": "z"}
+                )
+                version = stateless.protocol_version
             async with (
                 mcp_sdk.Client(http_server.url, mode="legacy") as reader,
                 mcp_sdk.Client(http_server.url, mode="legacy") as writer,
@@ -205,9 +212,17 @@ def test_http_clients_each_have_their_own_policy_state(http_server: HttpServer) 
                 read = await reader.call_tool("read_file", {"path": "todo.md"})
                 denied = await writer.call_tool("write_file", {"path": "todo.md", "text": "x"})
                 allowed = await reader.call_tool("write_file", {"path": "todo.md", "text": "y"})
-                return [read.structured_content, text_of(denied), allowed.structured_content]
+                return [
+                    version,
+                    text_of(forgotten),
+                    read.structured_content,
+                    text_of(denied),
+                    allowed.structured_content,
+                ]
 
     assert anyio.run(run) == [
+        "2026-07-28",
+        UNREAD,
         {"path": "todo.md", "text": "bread"},
         UNREAD,
         {"path": "todo.md", "text": "y"},

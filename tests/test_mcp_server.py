@@ -26,7 +26,9 @@ from wink import (  # noqa: E402
     MarkdownSection,
     Prompt,
     PromptTemplate,
+    PromptValidationError,
     ResourceRegistry,
+    SequentialDependencyPolicy,
     Session,
     Tool,
     ToolContext,
@@ -445,4 +447,20 @@ def test_served_notes_example_prints_what_the_client_sees(
         "ERR write_file -> \"Invalid arguments for tool 'write_file':\\ntext: required field "
         'is missing\\ntxt: unknown field (allowed: path, text, append)"\n'
         "todo.md on disk = 'bread\\nmilk'\n"
+    )
+
+
+def test_a_prompt_its_policies_refuse_fails_when_the_server_is_built() -> None:
+    template = PromptTemplate(
+        ns="tests",
+        key="typo",
+        sections=[MarkdownSection(title="Waits", tools=[wait_tool])],
+        policies=[SequentialDependencyPolicy(dependencies={"wait": frozenset({"tset"})})],
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        mcp.server(Prompt(template))
+    assert str(raised.value) == (
+        "prompt 'typo', policy attached to the prompt: SequentialDependencyPolicy "
+        "'sequential_dependency': dependencies name tools the prompt does not have: 'tset' "
+        "(its tools: wait)"
     )

@@ -109,6 +109,7 @@ class PromptServer(Server[_Run]):
     ) -> None:
         """A server for ``prompt``'s enabled tools, rendered now.
 
+        Raises ``PromptValidationError`` when a policy refuses the prompt's tools.
         ``instructions`` default to the rendered prompt's text; ``call_timeout``
         gives each call a ``Deadline`` that long after it arrives.
         """
@@ -120,6 +121,9 @@ class PromptServer(Server[_Run]):
         self._call_timeout = call_timeout
         self._clients: dict[object, _Client] = {}
         self._open_runs = 0
+        # Policies check the prompt's tools when an executor is built: a prompt they
+        # refuse fails here, not at a client's first call.
+        self._executor(Session())
         super().__init__(
             name or prompt.name,
             version=version,
@@ -172,6 +176,7 @@ class PromptServer(Server[_Run]):
             )
         render = _render(prompt)
         changed = render.specs != self._render.specs
+        ToolExecutor(prompt=prompt, session=Session(), rendered_prompt=render.rendered)
         self._prompt, self._render = prompt, render
         for client in self._clients.values():
             client.executor = self._executor(client.session)
