@@ -37,7 +37,7 @@ def test_readme_tool_example_runs_and_prints_the_schema(
 
 def test_readme_cli_commands_name_targets_that_exist() -> None:
     targets = set(re.findall(r"wink \w+(?: \w+)? (examples/\S+\.py):\w+", README))
-    assert targets == {"examples/notes_agent.py"}
+    assert targets == {"examples/notes_agent.py", "examples/served_notes.py"}
     assert all((ROOT / target).is_file() for target in targets)
 
 
