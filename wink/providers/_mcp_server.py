@@ -167,7 +167,9 @@ class PromptServer(Server[_Run]):
 
         Connected clients keep their sessions. When the enabled tools' specs change,
         each client with a lasting connection gets ``notifications/tools/list_changed``
-        and lists them again. Returns whether they changed.
+        and lists them again. Returns whether they changed. Raises ``ValueError`` for
+        a prompt with other resources and ``PromptValidationError`` for one its
+        policies refuse; the served prompt is then left as it was.
         """
         if prompt.resources is not self._prompt.resources:
             raise ValueError(
@@ -176,6 +178,7 @@ class PromptServer(Server[_Run]):
             )
         render = _render(prompt)
         changed = render.specs != self._render.specs
+        # Built before anything changes, so that a prompt the policies refuse changes nothing.
         ToolExecutor(prompt=prompt, session=Session(), rendered_prompt=render.rendered)
         self._prompt, self._render = prompt, render
         for client in self._clients.values():
