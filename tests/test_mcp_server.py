@@ -18,6 +18,7 @@ import pytest
 mcp_sdk = pytest.importorskip("mcp")
 
 import mcp_types as types  # noqa: E402
+from mcp.client._memory import InMemoryTransport  # noqa: E402
 from sdk_mocks import RecordingTransport  # noqa: E402
 
 from wink import (  # noqa: E402
@@ -225,6 +226,21 @@ def test_a_handshake_free_client_keeps_one_session_for_its_connection(tmp_path: 
 
     version, result = run_client(served, script, mode="auto")
     assert (version, result.is_error, served.sessions) == ("2026-07-28", False, ())
+    assert (tmp_path / "todo.md").read_bytes() == b"milk"
+
+
+def test_a_handshake_free_client_over_a_stream_keeps_one_session(tmp_path: Path) -> None:
+    # The stream transport stdio uses too: a 2026-07-28 client, one client per stream.
+    served = notes_server(tmp_path)
+
+    async def main() -> Any:
+        async with mcp_sdk.Client(InMemoryTransport(served)) as client:
+            await client.call_tool("read_file", {"path": "todo.md"})
+            written = await client.call_tool("write_file", {"path": "todo.md", "text": "milk"})
+            return client.protocol_version, written.is_error, len(served.sessions)
+
+    assert anyio.run(main) == ("2026-07-28", False, 1)
+    assert served.sessions == ()
     assert (tmp_path / "todo.md").read_bytes() == b"milk"
 
 
