@@ -60,6 +60,7 @@ from wink.tools import (
     ToolRenderableResult,
     ToolResult,
 )
+from wink.tools.decorator import tool
 
 __all__ = [
     "Binding",
@@ -113,4 +114,5 @@ __all__ = [
     "VisibilityExpansionRequired",
     "WinkError",
     "compile_contract",
+    "tool",
 ]
