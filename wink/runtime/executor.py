@@ -90,6 +90,7 @@ class ToolExecutor:
         "_heartbeat",
         "_plans",
         "_prompt",
+        "_raise_handler_errors",
         "_rendered",
         "_session",
     )
@@ -105,8 +106,13 @@ class ToolExecutor:
         rendered_prompt: RenderedPrompt | None = None,
         heartbeat: Callable[[], None] | None = None,
         clock: Clock = utc_now,
+        raise_handler_errors: bool = False,
     ) -> None:
         """An executor for ``prompt``'s enabled tools (rendered now unless given).
+
+        With ``raise_handler_errors=True`` (for tests), a handler that raises or that
+        returns something other than a ``ToolResult`` is still rolled back and recorded
+        as a failed call, and then its exception (or a ``TypeError``) propagates.
 
         Raises ``PromptValidationError`` for an object that is not a policy, or when a
         policy's ``check_tools(tool_names, governed)`` refuses the prompt's tools.
@@ -120,6 +126,7 @@ class ToolExecutor:
         self._budget_tracker = budget_tracker
         self._heartbeat = heartbeat
         self._clock = clock
+        self._raise_handler_errors = raise_handler_errors
         self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
         self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
@@ -206,8 +213,17 @@ class ToolExecutor:
         except (DeadlineExceededError, BudgetExceededError) as error:
             self._restore(saved)
             raise self._stop(call, params, error, started_at) from error
+        except _WrongReturn as error:
+            self._restore(saved)
+            self._record_failure(call, params, str(error), started_at)
+            raise TypeError(str(error)) from None
         except Exception as error:
-            logger.info("tool %r raised", tool.name, exc_info=error)
+            # A bug in the handler: the model is told, and so is the developer.
+            logger.warning("tool %r raised", tool.name, exc_info=error)
+            if self._raise_handler_errors:
+                self._restore(saved)
+                self._record_failure(call, params, _raised(tool, error), started_at)
+                raise
             outcome, committed = ToolResult.error(_raised(tool, error)), False
         except BaseException:
             self._restore(saved)
@@ -237,6 +253,9 @@ class ToolExecutor:
             message = (
                 f"Tool {tool.name!r} returned {type(returned).__qualname__}, not a ToolResult."
             )
+            logger.warning("%s", message)
+            if self._raise_handler_errors:
+                raise _WrongReturn(message)
             return ToolResult.error(message), False
         if not returned.success:
             return returned, False
@@ -350,6 +369,10 @@ class ToolExecutor:
 
 
 _NO_LOCK = contextlib.nullcontext()
+
+
+class _WrongReturn(Exception):
+    """A handler returned no ``ToolResult`` and the executor raises handler errors."""
 
 
 def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:
