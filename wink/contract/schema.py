@@ -2,9 +2,10 @@
 
 pydantic does most of the work; this module makes the output agree with what
 parsing enforces and with what models read best: no generated titles, field
-descriptions from every place users write them, ``additionalProperties: false``
-on every object that has named properties, the tag of a discriminated union
-required in each of its branches, and a facade check for dataclasses.
+descriptions from every place users write them (attribute docstrings included),
+``additionalProperties: false`` on every object that has named properties, the
+tag of a discriminated union required in each of its branches, and a facade check
+for dataclasses.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
+from wink.contract._docstrings import describe_from_docstrings
 from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
 
@@ -52,7 +54,19 @@ class _WinkJsonSchema(GenerateJsonSchema):
             description = field.metadata.get("description")
             if isinstance(description, str) and field.name in properties:
                 properties[field.name].setdefault("description", description)
+        describe_from_docstrings(json_schema, cls)
         check_dataclass_facade(cls, schema, json_schema, self.mode)
+        return json_schema
+
+    def model_schema(self, schema: cs.ModelSchema) -> JsonSchema:
+        json_schema = super().model_schema(schema)
+        describe_from_docstrings(json_schema, schema["cls"])
+        return json_schema
+
+    def typed_dict_schema(self, schema: cs.TypedDictSchema) -> JsonSchema:
+        json_schema = super().typed_dict_schema(schema)
+        if "cls" in schema:
+            describe_from_docstrings(json_schema, schema["cls"])
         return json_schema
 
 
