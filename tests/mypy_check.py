@@ -13,9 +13,9 @@ ROOT = Path(__file__).parent.parent
 def check(directory: Path, sources: dict[str, str]) -> list[str]:
     """mypy's output lines for ``sources`` (module name to code) written under ``directory``.
 
-    The repository's configuration (strict, pydantic plugin) is used, with a cache of
-    its own: mypy's cache would replay an unchanged snippet's messages with the path
-    the snippet had when first checked.
+    The repository's configuration (strict, pydantic plugin) and cache are used, so
+    the SDKs are analysed once. The snippets are checked by relative path: mypy's
+    cache replays the messages of an unchanged module with the path it had then.
     """
     for module, source in sources.items():
         (directory / f"{module}.py").write_text(source)
@@ -26,7 +26,7 @@ def check(directory: Path, sources: dict[str, str]) -> list[str]:
                 "--config-file",
                 str(ROOT / "pyproject.toml"),
                 "--cache-dir",
-                str(directory / ".mypy_cache"),
+                str(ROOT / ".mypy_cache"),
                 "--no-error-summary",
                 "--hide-error-context",
                 *(f"{module}.py" for module in sources),

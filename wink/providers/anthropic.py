@@ -14,10 +14,11 @@ requests over Anthropic's limits: 20 strict tools, 24 optional parameters and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema, iter_schema_nodes
+from wink.providers._anthropic_types import CacheControl, ToolMessage, ToolResultBlock, ToolSpec
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
 from wink.providers._payload import as_data, list_field, object_at, text_field, unrecognised
@@ -28,6 +29,10 @@ from wink.tools import Tool, ToolResult
 
 __all__ = [
     "STRICT_RULES",
+    "CacheControl",
+    "ToolMessage",
+    "ToolResultBlock",
+    "ToolSpec",
     "parse_tool_calls",
     "tool_message",
     "tool_result_block",
@@ -69,10 +74,9 @@ _tool_cache = SpecCache()
 _list_cache = SpecCache(max_entries=256)
 
 
-def tool_specs(
-    source: ToolSource, *, strict: bool | Mapping[str, bool] = False
-) -> list[dict[str, Any]]:
-    """The ``tools`` list of a Messages request, in order.
+def tool_specs(source: ToolSource, *, strict: bool | Mapping[str, bool] = False) -> list[ToolSpec]:
+    """The ``tools`` list of a Messages request, in order, typed so that the SDK's
+    ``create(tools=...)`` accepts it as it is.
 
     Specs are cached and read-only; ``copy.deepcopy`` one to change it.
     """
@@ -90,7 +94,8 @@ def tool_specs(
         _check_request_limits(specs)
         return specs
 
-    return list(_list_cache.get((tools, options_key(strict)), build))
+    specs = list(_list_cache.get((tools, options_key(strict)), build))
+    return cast("list[ToolSpec]", specs)  # the cached values are the dicts it describes
 
 
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
@@ -138,14 +143,14 @@ def _calls_from_blocks(blocks: list[Any], where: str) -> list[ToolCall]:
     return calls
 
 
-def tool_result_block(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
+def tool_result_block(call: ToolCall, result: ToolResult[Any]) -> ToolResultBlock:
     """The ``tool_result`` block answering ``call``; ``is_error`` marks a failure."""
     if not call.call_id:
         raise ProviderPayloadError(
             f"tool call {call.name!r} has no call_id; Anthropic matches a tool_result to its "
             "tool_use block by that id"
         )
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.call_id}
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": call.call_id}
     text = result.model_text()
     if text:
         block["content"] = text
@@ -154,14 +159,14 @@ def tool_result_block(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]
     return block
 
 
-def tool_message(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
+def tool_message(call: ToolCall, result: ToolResult[Any]) -> ToolMessage:
     """A ``user`` message carrying the one ``tool_result`` block of ``call``."""
     return {"role": "user", "content": [tool_result_block(call, result)]}
 
 
 def tool_results_message(
     results: Iterable[tuple[ToolCall, ToolResult[Any]]],
-) -> dict[str, Any]:
+) -> ToolMessage:
     """One ``user`` message with a ``tool_result`` block per call, as Anthropic expects
     after parallel tool use."""
     return {

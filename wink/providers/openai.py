@@ -20,13 +20,21 @@ tool's contract turns it into the field's declared default.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast, overload
 
 from wink.contract.frozen import freeze
 from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
+from wink.providers._openai_types import (
+    ChatFunction,
+    ChatToolMessage,
+    ChatToolSpec,
+    FunctionCallOutput,
+    ResponsesToolSpec,
+    TextPart,
+)
 from wink.providers._payload import (
     as_data,
     list_field,
@@ -43,7 +51,13 @@ from wink.tools import Tool, ToolResult
 __all__ = [
     "STRICT_RULES",
     "Api",
+    "ChatFunction",
+    "ChatToolMessage",
+    "ChatToolSpec",
+    "FunctionCallOutput",
+    "ResponsesToolSpec",
     "StrictMode",
+    "TextPart",
     "parse_tool_calls",
     "strict_issues",
     "tool_message",
@@ -91,14 +105,43 @@ _tool_cache = SpecCache()
 _list_cache = SpecCache(max_entries=256)
 
 
+@overload
+def tool_specs(
+    source: ToolSource,
+    *,
+    api: Literal["chat"] = "chat",
+    strict: StrictMode | Mapping[str, StrictMode] = "auto",
+) -> list[ChatToolSpec]: ...
+
+
+@overload
+def tool_specs(
+    source: ToolSource,
+    *,
+    api: Literal["responses"],
+    strict: StrictMode | Mapping[str, StrictMode] = "auto",
+) -> list[ResponsesToolSpec]: ...
+
+
+@overload
+def tool_specs(
+    source: ToolSource,
+    *,
+    api: Api,
+    strict: StrictMode | Mapping[str, StrictMode] = "auto",
+) -> list[ChatToolSpec] | list[ResponsesToolSpec]: ...
+
+
 def tool_specs(
     source: ToolSource,
     *,
     api: Api = "chat",
     strict: StrictMode | Mapping[str, StrictMode] = "auto",
-) -> list[dict[str, Any]]:
+) -> list[ChatToolSpec] | list[ResponsesToolSpec]:
     """The ``tools`` list of a request: one function tool per tool, in order.
 
+    Each is a ``ChatToolSpec`` (chat) or a ``ResponsesToolSpec`` (responses), typed
+    so that the SDK's ``create(tools=...)`` accepts the list as it is.
     Specs are cached and read-only; ``copy.deepcopy`` one to change it.
     """
     if api not in ("chat", "responses"):
@@ -109,7 +152,9 @@ def tool_specs(
     def build() -> tuple[dict[str, Any], ...]:
         return tuple(_tool_spec(tool, api, option_for(strict, tool, "auto")) for tool in tools)
 
-    return list(_list_cache.get((tools, api, options_key(strict)), build))
+    specs = list(_list_cache.get((tools, api, options_key(strict)), build))
+    # The cached values are the plain dicts these types describe.
+    return cast("list[ChatToolSpec] | list[ResponsesToolSpec]", specs)
 
 
 def strict_issues(tool: Tool[Any, Any]) -> list[str]:
@@ -187,7 +232,27 @@ def _calls_from_messages(messages: list[Any]) -> list[ToolCall]:
     return calls
 
 
-def tool_message(call: ToolCall, result: ToolResult[Any], *, api: Api = "chat") -> dict[str, Any]:
+@overload
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, api: Literal["chat"] = "chat"
+) -> ChatToolMessage: ...
+
+
+@overload
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, api: Literal["responses"]
+) -> FunctionCallOutput: ...
+
+
+@overload
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, api: Api
+) -> ChatToolMessage | FunctionCallOutput: ...
+
+
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, api: Api = "chat"
+) -> ChatToolMessage | FunctionCallOutput:
     """The message answering ``call``: a ``tool`` message (chat) or a
     ``function_call_output`` item (responses).
 
