@@ -14,7 +14,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers]'
+	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,otel]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -31,7 +31,7 @@ unit: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
-	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,bench]'
+	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,otel,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -1,5 +1,6 @@
 """wink: a pydantic-centric, schema-first tool runtime for LLM applications."""
 
+from wink import telemetry
 from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
 from wink.errors import (
     DeadlineExceededError,
@@ -114,5 +115,6 @@ __all__ = [
     "VisibilityExpansionRequired",
     "WinkError",
     "compile_contract",
+    "telemetry",
     "tool",
 ]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from wink import telemetry
 from wink.contract import ContractViolation, describe_problems, type_name
 from wink.contract.instances import conforms, declared_class, plain_class
 from wink.errors import (
@@ -139,6 +140,17 @@ class ToolExecutor:
 
     def execute(self, call: ToolCall) -> ToolResult[Any]:
         """Run ``call`` and return its result; see the class docstring for failures."""
+        tracer = telemetry.tracer()
+        if tracer is None:
+            return self._execute(call)
+        plan = self._plans.get(call.name)
+        tool = None if plan is None else plan.tool
+        with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
+            result = self._execute(call)
+            span.finish(result)
+            return result
+
+    def _execute(self, call: ToolCall) -> ToolResult[Any]:
         started_at = self._clock()
         plan = self._plans.get(call.name)
         if plan is None:
@@ -202,6 +214,7 @@ class ToolExecutor:
         try:
             refusal = self._refusal(plan, params, context)
             if refusal is not None:
+                telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
                 self._restore(saved)
                 return self._record_failure(call, params, refusal, started_at)
             returned = handler(params, context=context)
@@ -220,6 +233,7 @@ class ToolExecutor:
         except Exception as error:
             # A bug in the handler: the model is told, and so is the developer.
             logger.warning("tool %r raised", tool.name, exc_info=error)
+            telemetry.note_error(error)
             if self._raise_handler_errors:
                 self._restore(saved)
                 self._record_failure(call, params, _raised(tool, error), started_at)
@@ -317,6 +331,7 @@ class ToolExecutor:
 
     def _restore(self, saved: _Saved) -> None:
         snapshot, tokens, mark = saved
+        telemetry.add_event(telemetry.ROLLBACK)
         # Resources first built after the snapshot go back to their state right
         # after construction; the others to their snapshot.
         for resource, token in reversed(self._prompt.resources.built_since(mark)):
