@@ -22,6 +22,7 @@ from wink.cli.commands import Command, SchemasCommand, ToolsCommand, ValidateCom
 from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
 from wink.cli.serve import ServeCommand
 from wink.cli.settings import WinkSettings
+from wink.cli.trace import TraceCommand
 
 __all__ = ["WinkCommand", "main"]
 
@@ -58,6 +59,9 @@ class WinkCommand(BaseSettings):
         alias="validate", description="validate recorded tool calls (JSONL)"
     )
     serve: CliSubCommand[ServeCommand] = Field(description="serve the tools over MCP")
+    trace: CliSubCommand[TraceCommand] = Field(
+        description="render a saved session as an HTML timeline"
+    )
     version: bool = Field(False, description="print wink's version and exit")
 
     _exit_code: int = PrivateAttr(default=0)
@@ -82,7 +86,8 @@ class WinkCommand(BaseSettings):
         chosen = get_subcommand(self, is_required=False)
         if not isinstance(chosen, Command):
             raise CliError(
-                "choose a command: tools, schemas, validate or serve (see wink --help)", EXIT_USAGE
+                "choose a command: tools, schemas, validate, serve or trace (see wink --help)",
+                EXIT_USAGE,
             )
         self._exit_code = chosen.run(_load_settings())
 

@@ -128,6 +128,16 @@ class Session:
         """The current slices; O(1), and unaffected by later updates."""
         return self._current
 
+    def to_html(self, *, title: str = "wink session") -> str:
+        """The session as a self-contained HTML page: its tool calls over time, and its
+        state (see ``wink.runtime.trace_html``); ``wink trace`` renders a saved one.
+
+        Raises ``SnapshotError`` when a slice cannot be written as JSON.
+        """
+        from wink.runtime.trace_html import render_snapshot_json
+
+        return render_snapshot_json(self.snapshot().to_json(), title=title)
+
     def restore(self, snapshot: Snapshot, *, keep_log: bool = True) -> None:
         """Put back the ``STATE`` slices of ``snapshot`` (and its ``LOG`` slices too
         unless ``keep_log``); O(1)."""
