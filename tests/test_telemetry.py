@@ -7,6 +7,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from wink import (
     MarkdownSection,
     PolicyDecision,
     Prompt,
+    PromptEvaluationError,
     PromptTemplate,
     Session,
     Tool,
@@ -29,7 +31,7 @@ from wink import (
     ToolResult,
     telemetry,
 )
-from wink.runtime import TokenUsage
+from wink.runtime import Deadline, TokenUsage
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,21 @@ def test_an_exception_leaving_execute_ends_the_span_with_its_type(
     with pytest.raises(KeyError):
         executor(raise_handler_errors=True).execute(ToolCall("work", '{"mode": "raise"}'))
     span = only_span(exporter)
-    assert dict(span.attributes or {})["error.type"] == "KeyError"
-    assert span.status.status_code is StatusCode.ERROR
+    assert dict(span.attributes or {}) == {**BASE, "error.type": "KeyError"}
+    assert [name for name, _ in events(span)] == ["exception", "wink.rollback"]
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, "'missing'")
+
+
+def test_a_call_stopped_by_its_deadline_records_the_stopping_error(
+    exporter: InMemorySpanExporter,
+) -> None:
+    now = datetime(2025, 1, 1, tzinfo=UTC)
+    late = executor(deadline=Deadline(now, clock=lambda: now + timedelta(seconds=1)))
+    with pytest.raises(PromptEvaluationError):
+        late.execute(ToolCall("work", '{"mode": "ok"}'))
+    span = only_span(exporter)
+    assert dict(span.attributes or {}) == {**BASE, "error.type": "PromptEvaluationError"}
+    assert [name for name, _ in events(span)] == ["wink.rollback", "exception"]
 
 
 def test_tool_spans_are_children_of_the_evaluation_span_with_its_usage(

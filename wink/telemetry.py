@@ -151,11 +151,16 @@ def tool_call_span(
     span_token = _current_tool_span.set(span)
     error_token = _error_type.set(None)
     try:
-        with trace.use_span(span, end_on_exit=True, set_status_on_exception=False):
+        with trace.use_span(
+            span, end_on_exit=True, record_exception=False, set_status_on_exception=False
+        ):
             try:
                 yield ToolCallSpan(span)
             except BaseException as error:
-                _fail(span, _error_type.get() or type(error).__qualname__, str(error))
+                noted = _error_type.get()
+                if noted is None:  # not the handler's exception, already recorded
+                    span.record_exception(error)
+                _fail(span, noted or type(error).__qualname__, str(error))
                 raise
     finally:
         _error_type.reset(error_token)
