@@ -142,8 +142,18 @@ def test_stdio_unknown_tool_is_an_error_result(stdio_round: StdioRound) -> None:
     )
 
 
-def test_stdio_server_writes_only_its_announcement_to_stderr(stdio_round: StdioRound) -> None:
-    assert stdio_round.stderr == "wink serve: serving 2 tools of 'notes_agent' over stdio\n"
+def test_stdio_server_writes_its_announcement_and_handler_bugs_to_stderr(
+    stdio_round: StdioRound,
+) -> None:
+    # The failing handler's exception is a bug the developer must see: a warning with
+    # its traceback, on stderr, never on the protocol's stdout.
+    lines = stdio_round.stderr.splitlines()
+    assert lines[:3] == [
+        "wink serve: serving 2 tools of 'notes_agent' over stdio",
+        "wink serve: WARNING wink.runtime.executor: tool 'write_file' raised",
+        "Traceback (most recent call last):",
+    ]
+    assert lines[-1] == "ValueError: notes must not contain TODO markers"
 
 
 # --- Streamable HTTP: one subprocess, two clients at once -----------------------------
