@@ -44,8 +44,14 @@ __all__ = [
     "DENIED",
     "ROLLBACK",
     "EvaluationSpan",
+    "ToolCallSpan",
+    "add_event",
+    "evaluation_span",
     "instrument",
     "is_instrumented",
+    "note_error",
+    "tool_call_span",
+    "tracer",
     "uninstrument",
 ]
 
