@@ -170,13 +170,14 @@ def test_wink_trace_names_the_file_and_what_is_wrong_with_it(
 def chromium() -> str:
     found = shutil.which("chromium")
     if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        install = subprocess.run(
+        # A fresh machine may have no package lists yet.
+        for command in (
+            ["apt-get", "update", "-q"],
             ["apt-get", "install", "-y", "-q", "chromium"],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+        ):
+            install = subprocess.run(
+                command, capture_output=True, text=True, timeout=900, check=False
+            )
         found = shutil.which("chromium")
         if found is None:
             pytest.skip(
