@@ -114,6 +114,21 @@ def test_a_callable_object_is_read_through_its_call_method() -> None:
     assert type(built) is Tool[SearchParams, SearchResult]
 
 
+class Index:
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def search(self, params: SearchParams, *, context: ToolContext) -> ToolResult[SearchResult]:
+        """Search this index."""
+        return ToolResult.ok(SearchResult(f"{self.base}/{params.query}"))
+
+
+def test_a_bound_method_is_read_like_a_function() -> None:
+    built = tool(Index("https://docs").search)
+    assert type(built) is Tool[SearchParams, SearchResult]
+    assert (built.name, built.description) == ("search", "Search this index.")
+
+
 def undocumented(params: SearchParams, *, context: ToolContext) -> ToolResult[SearchResult]:
     return ToolResult.ok(SearchResult(""))
 

@@ -18,7 +18,7 @@ from wink.errors import PromptValidationError
 from wink.tools.result import ToolResult
 from wink.tools.tool import Tool, ToolExample, ToolHandler
 
-__all__ = ["tool"]
+__all__ = ["ToolDecorator", "tool"]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
