@@ -1,8 +1,15 @@
 """wink: a pydantic-centric, schema-first tool runtime for LLM applications."""
 
+from wink.adapters import (
+    PromptExecuted,
+    PromptRendered,
+    PromptResponse,
+    ProviderAdapter,
+)
 from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
 from wink.errors import (
     DeadlineExceededError,
+    EvaluationPhase,
     PromptEvaluationError,
     PromptRenderError,
     PromptValidationError,
@@ -72,6 +79,7 @@ __all__ = [
     "ContractViolation",
     "Deadline",
     "DeadlineExceededError",
+    "EvaluationPhase",
     "FieldProblem",
     "Filesystem",
     "HostFilesystem",
@@ -79,10 +87,14 @@ __all__ = [
     "MarkdownSection",
     "PolicyDecision",
     "PolicyState",
+    "ProviderAdapter",
     "Prompt",
     "PromptEvaluationError",
+    "PromptExecuted",
     "PromptOverrides",
     "PromptRenderError",
+    "PromptRendered",
+    "PromptResponse",
     "PromptTemplate",
     "PromptValidationError",
     "ReadBeforeWritePolicy",
