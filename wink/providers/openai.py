@@ -43,6 +43,7 @@ from wink.tools import Tool, ToolResult
 __all__ = [
     "STRICT_RULES",
     "Api",
+    "OpenAIAdapter",
     "StrictMode",
     "parse_tool_calls",
     "strict_issues",
@@ -334,3 +335,7 @@ def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
             calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
         # Other items (messages, reasoning, custom or hosted tool calls) call no function.
     return calls
+
+
+# Last: the adapter module reads this module's names when it runs.
+from wink.providers._openai_adapter import OpenAIAdapter  # noqa: E402
