@@ -69,4 +69,3 @@ def test_an_anthropic_key_selects_the_anthropic_adapter(
         "claude-sonnet-4-5",
         2048,
     )
-
