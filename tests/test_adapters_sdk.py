@@ -24,6 +24,7 @@ from adapter_prompts import (  # noqa: E402
     summary_template,
 )
 from google.genai import types as genai_types  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
 
 from wink import (  # noqa: E402
     Budget,
@@ -36,7 +37,7 @@ from wink import (  # noqa: E402
     ToolInvoked,
 )
 from wink.adapters import LoopAdapter  # noqa: E402
-from wink.providers import anthropic, gemini, openai  # noqa: E402
+from wink.providers import ProviderSchemaError, anthropic, gemini, openai  # noqa: E402
 from wink.providers.anthropic import AnthropicAdapter  # noqa: E402
 from wink.providers.gemini import GeminiAdapter  # noqa: E402
 from wink.providers.openai import OpenAIAdapter  # noqa: E402
@@ -757,3 +758,115 @@ def first_text(case: Case, body: dict[str, Any]) -> str:
         return str(body["contents"][0]["parts"][0]["text"])
     messages = body["input"] if case is RESPONSES else body["messages"]
     return str(messages[0]["content"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_with_messages_the_prompt_is_the_system_instruction(case: Case) -> None:
+    api = Api(case.text("hello again", (1, 1)))
+    history = HISTORY[case.name]
+    response = case.adapter(api).evaluate(
+        Prompt(notes_template), session=Session(), messages=history
+    )
+    body = api.bodies[0]
+    if case is CHAT:
+        assert body["messages"] == [{"role": "system", "content": NOTES_TEXT}, *history]
+    elif case is RESPONSES:
+        assert (body["instructions"], body["input"]) == (NOTES_TEXT, history)
+    elif case is ANTHROPIC:
+        assert (body["system"], body["messages"]) == (NOTES_TEXT, history)
+    else:
+        assert body["systemInstruction"] == {"parts": [{"text": NOTES_TEXT}], "role": "user"}
+        assert body["contents"] == history
+    assert response.messages[-2] == history[-1]  # then the model's answer
+
+
+HISTORY: dict[str, list[dict[str, Any]]] = {
+    "openai-chat": [{"role": "user", "content": "hi"}],
+    "openai-responses": [{"role": "user", "content": "hi"}],
+    "anthropic": [{"role": "user", "content": "hi"}],
+    "gemini": [{"role": "user", "parts": [{"text": "hi"}]}],
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_a_dropped_connection_is_retried_then_a_request_failure(case: Case) -> None:
+    attempts: list[float] = []
+
+    def refuse(request: Any) -> Any:
+        attempts.append(request.extensions["timeout"]["read"])
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    api = Api()
+    api.handle = refuse  # type: ignore[method-assign]
+    adapter = case.adapter(api)
+    waits: list[float] = []
+    adapter.sleep = waits.append  # type: ignore[method-assign]  # record instead of sleeping
+    now = datetime(2025, 1, 1, tzinfo=UTC)
+    deadline = Deadline(now + timedelta(seconds=42), lambda: now)
+    with pytest.raises(PromptEvaluationError) as raised:
+        adapter.evaluate(Prompt(notes_template), session=Session(), deadline=deadline)
+    error = raised.value
+    assert (error.phase, error.provider_payload) == ("request", None)
+    assert str(error) == (
+        f"prompt 'notes': request 1 to {adapter.name} failed: {CONNECTION[case.name]}"
+    )
+    assert (attempts, waits) == ([42.0] * 3, [0.5, 1.0])  # the client's max_retries=2
+
+
+CONNECTION = {
+    "openai-chat": "APIConnectionError: Connection error.",
+    "openai-responses": "APIConnectionError: Connection error.",
+    "anthropic": "APIConnectionError: Connection error.",
+    "gemini": "ConnectError: connection refused",
+}
+
+
+class Loose(BaseModel):
+    name: str
+    note: str = "none"
+
+
+class Tally(BaseModel):
+    counts: dict[str, int]
+
+
+def test_openai_output_schema_is_strict_only_where_meaning_is_kept() -> None:
+    from wink.contract import compile_contract
+    from wink.providers._openai_adapter import output_format
+
+    loose, tally = compile_contract(Loose), compile_contract(Tally)
+    # A defaulted field goes strict: the model's null parses back into the default.
+    assert output_format(loose, "auto")["strict"] is True
+    assert output_format(loose, "auto")["schema"]["required"] == ["name", "note"]
+    assert loose.parse('{"name": "a", "note": null}') == Loose(name="a", note="none")
+    # A free-form mapping cannot be strict: "auto" sends the schema as it is.
+    assert output_format(tally, "auto") == {
+        "name": "Tally",
+        "schema": {
+            "properties": {
+                "counts": {"additionalProperties": {"type": "integer"}, "type": "object"}
+            },
+            "required": ["counts"],
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "strict": False,
+    }
+    with pytest.raises(ProviderSchemaError):
+        output_format(tally, True)
+    assert output_format(loose, False)["strict"] is False
+    assert output_format(loose, {"search": False})["strict"] is True  # "auto" for the output
+
+
+def test_importing_wink_and_its_adapters_imports_no_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, wink, wink.adapters, wink.testing\n"
+        "from wink.providers import openai, anthropic, gemini\n"
+        "loaded = [m for m in ('openai', 'anthropic', 'google.genai') if m in sys.modules]\n"
+        "print(loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "[]\n"
