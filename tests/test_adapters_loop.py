@@ -539,3 +539,26 @@ def test_bad_limits_are_refused() -> None:
 def test_notes_are_unchanged_by_the_tests() -> None:
     assert NOTES == {1: "milk", 2: "bread", 3: "eggs"}
     assert child_template.output_type is None and summary_template.output_type is Summary
+
+
+def test_a_failed_nested_evaluation_stops_the_outer_one_with_the_childs_error() -> None:
+    def model(model_input: ModelInput) -> Any:
+        if model_input.messages[0] == UserMessage("## Tagger\n\nTag the notes."):
+            raise ProviderError("the tagger's provider is down", payload={"status": 503})
+        return call("delegate", {"task": "tag"}, "outer")
+
+    session = Session()
+    with pytest.raises(PromptEvaluationError) as raised:
+        FunctionAdapter(model).evaluate(Prompt(parent_template), session=session)
+    error = raised.value
+    assert (error.prompt_name, error.phase, error.provider_payload) == (
+        "tagger",
+        "request",
+        {"status": 503},
+    )
+    (invoked,) = session[ToolInvoked].all()
+    assert (invoked.name, invoked.success) == ("delegate", False)
+    assert [(e.prompt_name, e.phase) for e in session[PromptExecuted]] == [
+        ("tagger", "request"),
+        ("parent", "request"),
+    ]

@@ -870,3 +870,30 @@ def test_importing_wink_and_its_adapters_imports_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "[]\n"
+
+
+def test_a_completion_without_choices_stops_with_phase_response() -> None:
+    empty = chat_text("unused", (1, 1)) | {"choices": []}
+    api = Api(empty)
+    with pytest.raises(PromptEvaluationError) as raised:
+        CHAT.adapter(api).evaluate(Prompt(notes_template), session=Session())
+    error = raised.value
+    assert (error.phase, str(error)) == (
+        "response",
+        "prompt 'notes': response 1 from openai: the completion has no choices",
+    )
+    assert error.provider_payload.choices == []
+
+
+def test_gemini_usage_counts_thinking_tokens_as_output() -> None:
+    reply = gemini_text("ok", (10, 3))
+    reply["usageMetadata"]["thoughtsTokenCount"] = 4
+    response = GEMINI.adapter(Api(reply)).evaluate(Prompt(notes_template), session=Session())
+    assert response.usage == TokenUsage(10, 7)
+
+
+def test_anthropic_usage_counts_cached_input_tokens_as_input() -> None:
+    reply = anthropic_text("ok", (10, 3))
+    reply["usage"] |= {"cache_creation_input_tokens": 5, "cache_read_input_tokens": 20}
+    response = ANTHROPIC.adapter(Api(reply)).evaluate(Prompt(notes_template), session=Session())
+    assert response.usage == TokenUsage(35, 3)
