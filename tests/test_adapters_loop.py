@@ -31,6 +31,7 @@ from wink import (
     PromptTemplate,
     PromptValidationError,
     Session,
+    Snapshot,
     TokenUsage,
     Tool,
     ToolContext,
@@ -562,3 +563,15 @@ def test_a_failed_nested_evaluation_stops_the_outer_one_with_the_childs_error() 
         ("tagger", "request"),
         ("parent", "request"),
     ]
+
+
+def test_the_evaluation_events_round_trip_through_a_saved_snapshot() -> None:
+    session = Session()
+    ScriptedAdapter(
+        [call("search", {"query": "e"}), ModelReply("done", usage=TokenUsage(3, 4))]
+    ).evaluate(Prompt(notes_template), session=session)
+    loaded = Session()
+    loaded.restore(Snapshot.from_json(session.snapshot().to_json()), keep_log=False)
+    assert loaded[PromptRendered].all() == session[PromptRendered].all()
+    (executed,) = loaded[PromptExecuted].all()
+    assert (executed.text, executed.usage, executed.turns) == ("done", TokenUsage(3, 4), 2)
