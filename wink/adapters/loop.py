@@ -13,12 +13,12 @@ the assistant turn, tool messages) and maps its SDK's errors.
 from __future__ import annotations
 
 import abc
+import itertools
 import time
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
-from uuid import uuid4
 
 from wink.adapters.events import PromptExecuted, PromptRendered
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
@@ -95,6 +95,9 @@ class ModelTurn:
     """Tokens this request used."""
     reply: Any
     """The reply as the SDK returned it."""
+    echo: Any = None
+    """The model's turn as the conversation sends it back, when ``read`` built it
+    (so that the reply is converted once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +251,8 @@ def evaluation_steps(
     return evaluation.steps(messages)
 
 
+_evaluation_numbers = itertools.count(1)
+"""Numbers evaluations in this process: the key of their usage in a ``BudgetTracker``."""
 _BACKOFF_START = 0.5
 _BACKOFF_MAX = 8.0
 
@@ -273,7 +278,7 @@ class _Evaluation:
         self.budget_tracker = budget_tracker
         self.max_turns = max_turns
         self.output_retries = output_retries
-        self.evaluation_id = uuid4().hex
+        self.evaluation_id = f"{self.name}#{next(_evaluation_numbers)}"
         self.turns = 0
         self.usage = TokenUsage()
         self.tool_results: list[ToolInvoked] = []

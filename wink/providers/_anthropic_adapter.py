@@ -118,8 +118,10 @@ class _MessagesConversation:
 
         if reply.stop_reason == "refusal":
             raise UnusableResponse("the model refused (stop_reason 'refusal')", reply)
-        texts = [block.text for block in reply.content if block.type == "text"]
-        calls = tuple(anthropic.parse_tool_calls(reply))
+        # Every block goes back as it came, thinking blocks (and their signatures) included.
+        content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
+        texts = [block["text"] for block in content if block.get("type") == "text"]
+        calls = tuple(anthropic.parse_tool_calls(content))
         usage = reply.usage
         # Cached input tokens are counted apart from input_tokens; all of them are input.
         input_tokens = (
@@ -128,12 +130,11 @@ class _MessagesConversation:
             + (usage.cache_read_input_tokens or 0)
         )
         turn_usage = TokenUsage(input_tokens, usage.output_tokens)
-        return ModelTurn("".join(texts) if texts else None, calls, turn_usage, reply)
+        echo = {"role": "assistant", "content": content}
+        return ModelTurn("".join(texts) if texts else None, calls, turn_usage, reply, echo)
 
     def _echo(self, turn: ModelTurn) -> None:
-        # Every block goes back as it came, thinking blocks (and their signatures) included.
-        content = [block.model_dump(mode="json", exclude_none=True) for block in turn.reply.content]
-        self.messages.append({"role": "assistant", "content": content})
+        self.messages.append(turn.echo)
 
     def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
         from wink.providers import anthropic

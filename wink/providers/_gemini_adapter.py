@@ -113,8 +113,11 @@ class _GeminiConversation:
         if content is None or not content.parts:
             reason = reply.candidates[0].finish_reason
             raise UnusableResponse(f"the first candidate has no content ({reason})", reply)
-        texts = [part.text for part in content.parts if part.text is not None and not part.thought]
-        calls = tuple(gemini.parse_tool_calls(content))
+        # The model's content goes back whole: thought signatures belong with their calls.
+        echo = content.model_dump(mode="json", exclude_none=True, by_alias=True)
+        parts = echo.get("parts", [])
+        texts = [part["text"] for part in parts if "text" in part and not part.get("thought")]
+        calls = tuple(gemini.parse_tool_calls(echo))
         metadata = reply.usage_metadata
         usage = (
             TokenUsage()
@@ -124,12 +127,10 @@ class _GeminiConversation:
                 (metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0),
             )
         )
-        return ModelTurn("".join(texts) if texts else None, calls, usage, reply)
+        return ModelTurn("".join(texts) if texts else None, calls, usage, reply, echo)
 
     def _echo(self, turn: ModelTurn) -> None:
-        # The model's content goes back whole: thought signatures belong with their calls.
-        content = turn.reply.candidates[0].content
-        self.contents.append(content.model_dump(mode="json", exclude_none=True, by_alias=True))
+        self.contents.append(turn.echo)
 
     def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
         from wink.providers import gemini

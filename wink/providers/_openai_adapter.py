@@ -219,24 +219,23 @@ class _ResponsesConversation:
 
         if reply.error is not None:
             raise UnusableResponse(f"the response failed: {reply.error.message}", reply)
+        # Every output item goes back, reasoning included: it belongs with its calls.
+        items = [item.model_dump(mode="json", exclude_none=True) for item in reply.output]
         texts: list[str] = []
-        for item in reply.output:
-            if item.type != "message":
+        for item in items:
+            if item.get("type") != "message":
                 continue
-            for content in item.content:
-                if content.type == "refusal":
-                    raise UnusableResponse(f"the model refused: {content.refusal}", reply)
-                if content.type == "output_text":
-                    texts.append(content.text)
-        calls = tuple(openai.parse_tool_calls(reply))
+            for content in item.get("content", ()):
+                if content.get("type") == "refusal":
+                    raise UnusableResponse(f"the model refused: {content['refusal']}", reply)
+                if content.get("type") == "output_text":
+                    texts.append(content["text"])
+        calls = tuple(openai.parse_tool_calls(items))
         usage = _usage(reply.usage, "input_tokens", "output_tokens")
-        return ModelTurn("".join(texts) if texts else None, calls, usage, reply)
+        return ModelTurn("".join(texts) if texts else None, calls, usage, reply, items)
 
     def _echo(self, turn: ModelTurn) -> None:
-        # Every output item goes back, reasoning included: it belongs with its calls.
-        self.items.extend(
-            item.model_dump(mode="json", exclude_none=True) for item in turn.reply.output
-        )
+        self.items.extend(turn.echo)
 
     def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
         from wink.providers import openai
