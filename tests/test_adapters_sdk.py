@@ -897,3 +897,17 @@ def test_anthropic_usage_counts_cached_input_tokens_as_input() -> None:
     reply["usage"] |= {"cache_creation_input_tokens": 5, "cache_read_input_tokens": 20}
     response = ANTHROPIC.adapter(Api(reply)).evaluate(Prompt(notes_template), session=Session())
     assert response.usage == TokenUsage(35, 3)
+
+
+def test_the_output_schema_name_is_made_of_the_type_name() -> None:
+    from wink.contract import compile_contract
+    from wink.providers._output import output_name
+
+    class Inner(BaseModel):
+        value: int
+
+    assert output_name(compile_contract(Summary)) == "Summary"
+    # "test_..._type_name.<locals>.Inner", cleaned and cut to its last 64 characters
+    assert output_name(compile_contract(Inner)) == (
+        "t_the_output_schema_name_is_made_of_the_type_name__locals__Inner"
+    )

@@ -16,7 +16,6 @@ from wink.adapters.loop import (
     UnusableResponse,
     Wait,
     evaluation_steps,
-    output_name,
 )
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, ProviderAdapter
 from wink.adapters.response import PromptResponse
@@ -37,5 +36,4 @@ __all__ = [
     "UnusableResponse",
     "Wait",
     "evaluation_steps",
-    "output_name",
 ]

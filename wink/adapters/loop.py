@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from wink.adapters.events import PromptExecuted, PromptRendered
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse
-from wink.contract import Contract, ContractViolation, describe_problems, type_name
+from wink.contract import Contract, ContractViolation, describe_problems
 from wink.errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -503,9 +503,3 @@ def _correction(problem: str) -> str:
         f"{problem}\n"
         "Answer again with only the corrected JSON object."
     )
-
-
-def output_name(contract: Contract[Any]) -> str:
-    """A name for the output schema (``^[A-Za-z0-9_-]{1,64}$``), from its type's name."""
-    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in type_name(contract.type))
-    return cleaned.strip("_")[:64] or "output"

@@ -14,12 +14,12 @@ from wink.adapters import (
     ModelTurn,
     ProviderFailure,
     UnusableResponse,
-    output_name,
 )
 from wink.adapters.loop import ToolAnswers
 from wink.contract import Contract
 from wink.contract.frozen import freeze
 from wink.prompt import RenderedPrompt
+from wink.providers._output import output_name
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._strict import make_strict

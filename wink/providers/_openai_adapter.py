@@ -14,7 +14,6 @@ from wink.adapters import (
     ModelTurn,
     ProviderFailure,
     UnusableResponse,
-    output_name,
 )
 from wink.adapters.loop import ToolAnswers
 from wink.contract import Contract, JsonSchema
@@ -23,6 +22,7 @@ from wink.contract.schema import fields_without_default
 from wink.prompt import RenderedPrompt
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import object_root
+from wink.providers._output import output_name
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._strict import make_strict
