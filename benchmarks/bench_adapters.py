@@ -11,7 +11,8 @@ loop passed to the SDK and the SDK objects it got back. Then, in the same run:
 - loop overhead: ``adapter.evaluate`` with the SDK call replaced by handing back
   the recorded SDK objects, per turn: everything the adapter and the executor
   add (rendering, request building, reading the reply, the transactional tool
-  call, tool messages, events, usage), excluding the SDK;
+  call, tool messages, events, usage), excluding the SDK and building the
+  ``Session`` (one per adapter, as an agent keeps one);
 - the provider-free loop: ``wink.testing.FunctionAdapter`` running the same
   evaluation, per turn.
 """
@@ -252,8 +253,11 @@ def main() -> None:
     prompt = Prompt(template)
     function_adapter = FunctionAdapter(scripted)
 
+    # One session per adapter, as an agent keeps one: building a Session is not the loop's.
+    free_session = Session()
+
     def provider_free() -> object:
-        return function_adapter.evaluate(prompt, session=Session())
+        return function_adapter.evaluate(prompt, session=free_session)
 
     free_us = per_call_us(provider_free, number=NUMBER * 4, repeat=REPEAT) / 2
     print("two-turn evaluation (one tool call, then the answer); figures per turn")
@@ -275,8 +279,10 @@ def main() -> None:
         replies = itertools.cycle([reply for _, reply in exchanges])
         adapter.send = lambda request, replies=replies: next(replies)  # type: ignore[method-assign]
 
-        def evaluate(adapter: LoopAdapter = adapter) -> object:
-            return adapter.evaluate(prompt, session=Session())
+        session = Session()
+
+        def evaluate(adapter: LoopAdapter = adapter, session: Session = session) -> object:
+            return adapter.evaluate(prompt, session=session)
 
         # Interleaved, best of each: both see the same machine load.
         sdk_us = loop_us = float("inf")
