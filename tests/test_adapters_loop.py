@@ -575,3 +575,21 @@ def test_the_evaluation_events_round_trip_through_a_saved_snapshot() -> None:
     assert loaded[PromptRendered].all() == session[PromptRendered].all()
     (executed,) = loaded[PromptExecuted].all()
     assert (executed.text, executed.usage, executed.turns) == ("done", TokenUsage(3, 4), 2)
+
+
+def test_a_budget_deadline_bounds_the_requests_too() -> None:
+    now = fixed_clock()
+    budget_deadline = Deadline(now[0] + timedelta(seconds=20), lambda: now[0])
+    later = Deadline(now[0] + timedelta(seconds=60), lambda: now[0])
+    tracker = BudgetTracker(Budget(deadline=budget_deadline))
+    for deadline in (None, later):
+        steps = evaluation_steps(
+            ScriptedAdapter([]),
+            Prompt(notes_template),
+            session=Session(),
+            deadline=deadline,
+            budget_tracker=tracker,
+        )
+        request = next(steps)
+        assert isinstance(request, ModelRequest) and request.timeout == 20.0
+        steps.close()

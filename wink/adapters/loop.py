@@ -274,7 +274,7 @@ class _Evaluation:
         self.prompt = prompt
         self.name = prompt.name
         self.session = session
-        self.deadline = deadline
+        self.deadline = _earliest(deadline, budget_tracker)
         self.budget_tracker = budget_tracker
         self.max_turns = max_turns
         self.output_retries = output_retries
@@ -459,6 +459,14 @@ class _Evaluation:
             phase,
         )
         self.session.dispatch(event)
+
+
+def _earliest(deadline: Deadline | None, tracker: BudgetTracker | None) -> Deadline | None:
+    """The deadline that bounds requests: the earlier of ``deadline`` and the budget's."""
+    budgeted = tracker.budget.deadline if tracker is not None else None
+    if deadline is None or budgeted is None:
+        return deadline or budgeted
+    return deadline if deadline.expires_at <= budgeted.expires_at else budgeted
 
 
 def _declare_log(session: Session) -> None:
