@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 from adapter_prompts import (
-    NOTES,
     Summary,
     Tagged,
-    child_template,
     notes_template,
     parent_template,
     summary_template,
@@ -535,11 +533,6 @@ def test_bad_limits_are_refused() -> None:
         ScriptedAdapter([]).evaluate(Prompt(notes_template), session=Session(), max_turns=0)
     with pytest.raises(ValueError, match="output_retries must not be negative, got -1"):
         ScriptedAdapter([]).evaluate(Prompt(notes_template), session=Session(), output_retries=-1)
-
-
-def test_notes_are_unchanged_by_the_tests() -> None:
-    assert NOTES == {1: "milk", 2: "bread", 3: "eggs"}
-    assert child_template.output_type is None and summary_template.output_type is Summary
 
 
 def test_a_failed_nested_evaluation_stops_the_outer_one_with_the_childs_error() -> None:
