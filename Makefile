@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 
 demo: $(STAMP)
 	$(PY) examples/notes_agent.py
+	@echo
+	$(PY) examples/evaluate_agent.py
 
 test: $(STAMP) lint typecheck unit
 

@@ -23,16 +23,20 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
-def test_readme_tool_example_runs_and_prints_the_schema(
+def test_readme_first_example_evaluates_the_prompt_and_prints_the_schema(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = re.findall(r"```python\n(.*?)```", README, re.S)[0]
+    assert "adapter.evaluate(" in source
     script = tmp_path / "readme_example.py"
     script.write_text(source)
     runpy.run_path(str(script), run_name="__main__")
-    out = capsys.readouterr().out
-    assert out.startswith("## Guidance\n\nUse tools.\n")
-    assert "'description': 'Global identifier to fetch'" in out
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "LookupResult(entity_id='e-1', document_url='https://example.com')",
+        '{"entity_id":"e-1","document_url":"https://example.com"}',
+    ]
+    assert "'description': 'Global identifier to fetch'" in out[2]
 
 
 def test_readme_cli_commands_name_targets_that_exist() -> None:

@@ -1,9 +1,16 @@
 """wink: a pydantic-centric, schema-first tool runtime for LLM applications."""
 
 from wink import telemetry
+from wink.adapters import (
+    PromptExecuted,
+    PromptRendered,
+    PromptResponse,
+    ProviderAdapter,
+)
 from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
 from wink.errors import (
     DeadlineExceededError,
+    EvaluationPhase,
     PromptEvaluationError,
     PromptRenderError,
     PromptValidationError,
@@ -74,6 +81,7 @@ __all__ = [
     "ContractViolation",
     "Deadline",
     "DeadlineExceededError",
+    "EvaluationPhase",
     "FieldProblem",
     "Filesystem",
     "HostFilesystem",
@@ -81,10 +89,14 @@ __all__ = [
     "MarkdownSection",
     "PolicyDecision",
     "PolicyState",
+    "ProviderAdapter",
     "Prompt",
     "PromptEvaluationError",
+    "PromptExecuted",
     "PromptOverrides",
     "PromptRenderError",
+    "PromptRendered",
+    "PromptResponse",
     "PromptTemplate",
     "PromptValidationError",
     "ReadBeforeWritePolicy",

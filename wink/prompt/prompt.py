@@ -6,8 +6,11 @@ import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, Generic
 
+from typing_extensions import TypeVar
+
+from wink.contract import Contract, compile_contract, type_name
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.prompt.examples import examples_markdown
 from wink.prompt.section import Section, params_field_names
@@ -15,12 +18,17 @@ from wink.resources import ResourceRegistry
 from wink.tools import Tool
 
 __all__ = [
+    "OutputT",
     "Prompt",
     "PromptOverrides",
     "PromptTemplate",
     "RenderedPrompt",
     "ToolBinding",
 ]
+
+
+OutputT = TypeVar("OutputT", default=None)
+"""The structured output a template declares; ``None`` for a prompt answered with text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +56,29 @@ class ToolBinding:
     """Policies of the section and its ancestors (innermost first), then the prompt's."""
 
 
-class PromptTemplate:
-    """An immutable, validated tree of sections; walked once at construction."""
+class PromptTemplate(Generic[OutputT]):
+    """An immutable, validated tree of sections; walked once at construction.
+
+    ``PromptTemplate[Answer](...)`` declares that the model answers with an
+    ``Answer`` (a pydantic model, dataclass or ``TypedDict``: a JSON object), which
+    an adapter asks the provider for and parses with ``output_contract``; a plain
+    ``PromptTemplate(...)`` is answered with text.
+    """
+
+    _specialised: ClassVar[dict[Any, type[PromptTemplate[Any]]]] = {}
+    _output_type: ClassVar[Any] = None
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        if isinstance(item, TypeVar) or item is Any or isinstance(item, tuple):
+            # Not concrete: a generic alias for annotations, such as PromptTemplate[OutputT].
+            return super().__class_getitem__(item)  # type: ignore[misc]  # Generic provides it
+        specialised = cls._specialised.get(item)
+        if specialised is None:
+            name = f"PromptTemplate[{type_name(item)}]"
+            specialised = type(name, (cls,), {"_output_type": item})
+            specialised.__module__ = cls.__module__
+            cls._specialised[item] = specialised
+        return specialised
 
     def __init__(
         self,
@@ -76,6 +105,12 @@ class PromptTemplate:
         """Every tool of the tree in declaration order, enabled or not."""
         for node in self._nodes:
             _check_placeholders(node)
+        self.output_type: Any = type(self)._output_type
+        """The declared output type; ``None`` when the model answers with text."""
+        self.output_contract: Contract[OutputT] | None = _output_contract(
+            self.output_type, f"prompt template {ns}/{key}"
+        )
+        """The compiled output contract (strict, unknown keys rejected), or ``None``."""
 
     @property
     def nodes(self) -> tuple[_Node, ...]:
@@ -101,7 +136,30 @@ class PromptTemplate:
         return binding
 
     def __repr__(self) -> str:
-        return f"PromptTemplate(ns={self.ns!r}, key={self.key!r}, tools={len(self.tools)})"
+        output = "" if self.output_type is None else f", output={type_name(self.output_type)}"
+        return f"PromptTemplate(ns={self.ns!r}, key={self.key!r}, tools={len(self.tools)}{output})"
+
+
+def _output_contract(output_type: Any, owner: str) -> Contract[Any] | None:
+    """The contract of a declared output type, whose JSON must be an object."""
+    if output_type is None:
+        return None
+    try:
+        contract = compile_contract(output_type)
+    except PromptValidationError as error:
+        raise PromptValidationError(f"{owner}: output type {error}") from None
+    schema = contract.input_schema
+    root = schema
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        root = schema.get("$defs", {}).get(reference.removeprefix("#/$defs/"), {})
+    if root.get("type") != "object":
+        raise PromptValidationError(
+            f"{owner}: output type {type_name(output_type)} is not a JSON object; providers "
+            "take an object schema for structured output: declare a pydantic model, a "
+            "dataclass or a TypedDict (wrap a list or a scalar in one field)"
+        )
+    return contract
 
 
 def _walk(sections: Sequence[Section[Any]]) -> tuple[_Node, ...]:
@@ -203,12 +261,12 @@ class RenderedPrompt:
         return self.bindings.get(tool_name)
 
 
-class Prompt:
+class Prompt(Generic[OutputT]):
     """A template with its params, resources and overrides bound."""
 
     def __init__(
         self,
-        template: PromptTemplate,
+        template: PromptTemplate[OutputT],
         *,
         overrides: PromptOverrides | None = None,
         params: Sequence[Any] = (),
@@ -244,6 +302,11 @@ class Prompt:
         return self.template.name
 
     @property
+    def output_contract(self) -> Contract[OutputT] | None:
+        """The template's output contract; ``None`` for a prompt answered with text."""
+        return self.template.output_contract
+
+    @property
     def resources(self) -> ResourceRegistry:
         """The resource registry; ``with prompt.resources:`` opens and closes them."""
         return self._registry
@@ -255,7 +318,7 @@ class Prompt:
 
     def bind(
         self, *params: Any, resources: Mapping[type[Any], Any] | ResourceRegistry | None = None
-    ) -> Prompt:
+    ) -> Prompt[OutputT]:
         """A prompt with ``params`` (and ``resources``) bound in addition to these.
 
         A params instance of a type already bound replaces the earlier one; ``resources``
@@ -391,7 +454,7 @@ def _type_name(params_type: Any) -> str:
 
 
 def _apply_overrides(
-    template: PromptTemplate, overrides: PromptOverrides
+    template: PromptTemplate[Any], overrides: PromptOverrides
 ) -> dict[str, Tool[Any, Any]]:
     names = {tool.name for tool in template.tools}
     unknown = sorted((set(overrides.tool_descriptions) | set(overrides.param_descriptions)) - names)

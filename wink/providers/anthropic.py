@@ -28,6 +28,7 @@ from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
 __all__ = [
+    "AnthropicAdapter",
     "STRICT_RULES",
     "CacheControl",
     "ToolMessage",
@@ -229,3 +230,7 @@ def _parameter_counts(schema: JsonSchema) -> tuple[int, int]:
             if isinstance(prop, dict) and ("anyOf" in prop or isinstance(prop.get("type"), list))
         )
     return optional, unions
+
+
+# Last: the adapter module reads this module's names when it runs.
+from wink.providers._anthropic_adapter import AnthropicAdapter  # noqa: E402

@@ -40,6 +40,7 @@ from wink.tools import Tool, ToolResult
 
 __all__ = [
     "Form",
+    "GeminiAdapter",
     "function_response_part",
     "parse_tool_calls",
     "tool_message",
@@ -177,3 +178,7 @@ def _calls_from_parts(parts: list[Any], where: str) -> list[ToolCall]:
         call_id = function_call.get("id")
         calls.append(ToolCall(name, {} if arguments is None else arguments, call_id))
     return calls
+
+
+# Last: the adapter module reads this module's names when it runs.
+from wink.providers._gemini_adapter import GeminiAdapter  # noqa: E402

@@ -55,6 +55,7 @@ __all__ = [
     "ChatToolMessage",
     "ChatToolSpec",
     "FunctionCallOutput",
+    "OpenAIAdapter",
     "ResponsesToolSpec",
     "StrictMode",
     "TextPart",
@@ -399,3 +400,7 @@ def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
             calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
         # Other items (messages, reasoning, custom or hosted tool calls) call no function.
     return calls
+
+
+# Last: the adapter module reads this module's names when it runs.
+from wink.providers._openai_adapter import OpenAIAdapter  # noqa: E402

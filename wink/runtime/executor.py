@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wink import telemetry
 from wink.contract import ContractViolation, describe_problems, type_name
@@ -45,6 +45,9 @@ from wink.runtime.events import ToolInvoked
 from wink.runtime.session import Session
 from wink.runtime.snapshot import Snapshot
 from wink.tools import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from wink.adapters.protocol import ProviderAdapter
 
 __all__ = ["ToolExecutor"]
 
@@ -101,7 +104,7 @@ class ToolExecutor:
         *,
         prompt: Prompt,
         session: Session,
-        adapter: Any = None,
+        adapter: ProviderAdapter | None = None,
         deadline: Deadline | None = None,
         budget_tracker: BudgetTracker | None = None,
         rendered_prompt: RenderedPrompt | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from wink.errors import WinkError
 
@@ -13,7 +13,8 @@ __all__ = ["ResourceAccess", "ToolContext"]
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    # Type names only: tools sit below prompt, resources and runtime in the layering.
+    # Type names only: tools sit below prompt, resources, runtime and adapters.
+    from wink.adapters.protocol import ProviderAdapter
     from wink.prompt import Prompt, RenderedPrompt
     from wink.resources import Filesystem
     from wink.runtime.budget import BudgetTracker
@@ -63,8 +64,9 @@ class ToolContext:
     """The prompt being evaluated."""
     rendered_prompt: RenderedPrompt | None = None
     """The rendered prompt whose tools the model was shown."""
-    adapter: Any = None
-    """The provider adapter running the evaluation, if any."""
+    adapter: ProviderAdapter | None = None
+    """The adapter running the evaluation, if any: a handler delegates to a sub-prompt
+    with ``context.adapter.evaluate(sub_prompt, session=context.session)``."""
     session: Session | None = None
     """The session whose state the call may change."""
     deadline: Deadline | None = None

@@ -1,0 +1,39 @@
+"""Evaluating prompts: the ``ProviderAdapter`` protocol and the loop every adapter shares.
+
+``wink.providers.openai.OpenAIAdapter``, ``wink.providers.anthropic.AnthropicAdapter``
+and ``wink.providers.gemini.GeminiAdapter`` evaluate against a provider's SDK;
+``wink.testing.FunctionAdapter`` evaluates with no provider at all.
+"""
+
+from wink.adapters.events import PromptExecuted, PromptRendered
+from wink.adapters.loop import (
+    Conversation,
+    LoopAdapter,
+    ModelRequest,
+    ModelTurn,
+    ProviderFailure,
+    Step,
+    UnusableResponse,
+    Wait,
+    evaluation_steps,
+)
+from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, ProviderAdapter
+from wink.adapters.response import PromptResponse
+
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_OUTPUT_RETRIES",
+    "Conversation",
+    "LoopAdapter",
+    "ModelRequest",
+    "ModelTurn",
+    "PromptExecuted",
+    "PromptRendered",
+    "PromptResponse",
+    "ProviderAdapter",
+    "ProviderFailure",
+    "Step",
+    "UnusableResponse",
+    "Wait",
+    "evaluation_steps",
+]

@@ -1,0 +1,66 @@
+"""Events an evaluation records in its session, as ``LOG`` slices next to ``ToolInvoked``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from wink.errors import EvaluationPhase
+from wink.runtime.budget import TokenUsage
+
+__all__ = ["PromptExecuted", "PromptRendered"]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRendered:
+    """A prompt was rendered for an evaluation, before its first request."""
+
+    prompt_name: str
+    """The prompt's name."""
+    adapter: str
+    """Which adapter evaluates it (``"openai"``, ``"anthropic"``, ``"gemini"``, ...)."""
+    text: str
+    """The rendered text sent to the model."""
+    tool_names: tuple[str, ...]
+    """The tools the model is shown, in order."""
+    rendered_at: datetime
+    """When the render finished (timezone-aware)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptExecuted:
+    """An evaluation ended: with an answer, or stopped by ``error``."""
+
+    prompt_name: str
+    """The prompt's name."""
+    adapter: str
+    """Which adapter evaluated it."""
+    text: str | None
+    """The model's final text, if any."""
+    output: Any
+    """The parsed structured output; ``None`` for a text prompt or a failure."""
+    turns: int
+    """Requests sent to the model."""
+    tool_calls: int
+    """Tool calls run."""
+    usage: TokenUsage
+    """Tokens used by every request of the evaluation."""
+    started_at: datetime
+    """When the evaluation started (timezone-aware)."""
+    finished_at: datetime
+    """When it ended (timezone-aware)."""
+    error: str | None = None
+    """Why the evaluation stopped, or ``None`` when it succeeded."""
+    phase: EvaluationPhase | None = None
+    """Where it stopped (see ``PromptEvaluationError.phase``), or ``None``."""
+
+    @property
+    def success(self) -> bool:
+        """Whether the evaluation produced an answer."""
+        return self.error is None
+
+    @property
+    def duration(self) -> timedelta:
+        """How long the evaluation took."""
+        return self.finished_at - self.started_at

@@ -1,0 +1,513 @@
+"""The evaluation loop every provider adapter shares.
+
+The loop is a generator of steps: it yields a ``ModelRequest`` and is sent the
+provider's reply (or has the provider's exception thrown in), or yields a
+``Wait`` before retrying a request. A driver runs it: ``LoopAdapter.evaluate``
+sends each request through the blocking ``send`` hook; an asynchronous driver
+can run the same generator with an awaiting hook. Rendering, events, tool calls,
+limits, output parsing and retries happen here, once for every provider; a
+provider supplies a ``Conversation`` (request building, reply reading, echoing
+the assistant turn, tool messages) and maps its SDK's errors.
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import time
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from wink.adapters.events import PromptExecuted, PromptRendered
+from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
+from wink.adapters.response import PromptResponse
+from wink.contract import Contract, ContractViolation, describe_problems
+from wink.errors import (
+    DeadlineExceededError,
+    EvaluationPhase,
+    PromptEvaluationError,
+    WinkError,
+)
+from wink.prompt import Prompt, RenderedPrompt
+from wink.prompt.prompt import OutputT
+from wink.runtime.budget import BudgetExceededError, BudgetTracker, TokenUsage
+from wink.runtime.call import ToolCall
+from wink.runtime.deadline import Deadline, utc_now
+from wink.runtime.events import ToolInvoked
+from wink.runtime.executor import ToolExecutor
+from wink.runtime.session import Session, SliceKind
+from wink.tools import ToolResult
+
+__all__ = [
+    "Conversation",
+    "LoopAdapter",
+    "ModelRequest",
+    "ModelTurn",
+    "ProviderFailure",
+    "Step",
+    "UnusableResponse",
+    "Wait",
+    "evaluation_steps",
+]
+
+ToolAnswers = Sequence[tuple[ToolCall, ToolResult[Any]]]
+"""Each call of a model turn with the result it gets, in the order the model sent them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request to send to the model."""
+
+    body: Mapping[str, Any]
+    """The SDK call's keyword arguments, as the conversation built them."""
+    timeout: float | None
+    """Seconds left before the deadline, or ``None`` without one. With a deadline the
+    request must not outlive it: the SDK's own retries are off and the loop retries."""
+    turn: int
+    """Which request of the evaluation this is, from 1."""
+    attempt: int = 0
+    """0 for the first try of this request, then 1, 2... for retries."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Pause before retrying a request."""
+
+    seconds: float
+    """How long to wait."""
+
+
+Step = ModelRequest | Wait
+"""What the loop asks its driver to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """What the model answered in one reply."""
+
+    text: str | None
+    """Its text (for structured output, the JSON answer), or ``None``."""
+    calls: tuple[ToolCall, ...]
+    """The tool calls it made, in order."""
+    usage: TokenUsage
+    """Tokens this request used."""
+    reply: Any
+    """The reply as the SDK returned it."""
+    echo: Any = None
+    """The model's turn as the conversation sends it back, when ``read`` built it
+    (so that the reply is converted once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderFailure:
+    """An SDK error, as the loop needs to know it."""
+
+    message: str
+    """What went wrong, in the provider's words."""
+    payload: Any = None
+    """The provider's error body, if any."""
+    retryable: bool = False
+    """Whether trying again may succeed (a rate limit, a 5xx, a dropped connection)."""
+    retry_after: float | None = None
+    """Seconds the provider asked to wait, if it said."""
+
+
+class UnusableResponse(WinkError):
+    """A reply the loop cannot use (no message, a refusal); ``payload`` is the reply."""
+
+    def __init__(self, message: str, payload: Any = None) -> None:
+        super().__init__(message)
+        self.payload = payload
+
+
+class Conversation(Protocol):
+    """One evaluation's messages, in a provider's format."""
+
+    def request(self) -> dict[str, Any]:
+        """The keyword arguments of the next SDK call."""
+        ...
+
+    def read(self, reply: Any) -> ModelTurn:
+        """The text, calls and usage of ``reply``; raises ``UnusableResponse``."""
+        ...
+
+    def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
+        """Echo the model's turn and add the tool results, for the next request."""
+        ...
+
+    def answer_invalid_output(self, turn: ModelTurn, message: str) -> None:
+        """Echo the model's turn and tell it (``message``) why its answer was refused."""
+        ...
+
+    def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
+        """The whole conversation, the final answer included."""
+        ...
+
+
+class LoopAdapter(abc.ABC):
+    """An adapter whose ``evaluate`` runs the shared loop; a provider supplies the hooks.
+
+    Subclasses implement ``name``, ``start`` (a ``Conversation`` for one evaluation),
+    ``send`` (the one blocking call: the SDK request) and ``describe_error``.
+    """
+
+    max_retries: int = 0
+    """Retries of a failed request the loop makes itself when a deadline is set (the
+    SDK's own retries are then off, so that none outlives the deadline)."""
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The provider's name."""
+
+    @abc.abstractmethod
+    def start(
+        self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
+    ) -> Conversation:
+        """The conversation of one evaluation of ``rendered``."""
+
+    @abc.abstractmethod
+    def send(self, request: ModelRequest) -> Any:
+        """Send ``request`` with the SDK and return its reply; SDK errors propagate."""
+
+    @abc.abstractmethod
+    def describe_error(self, error: Exception) -> ProviderFailure | None:
+        """``error`` as a provider failure, or ``None`` when the SDK did not raise it."""
+
+    def sleep(self, seconds: float) -> None:
+        """Wait before a retry."""
+        time.sleep(seconds)
+
+    def evaluate(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+    ) -> PromptResponse[OutputT]:
+        """Evaluate ``prompt`` until the model answers without tool calls.
+
+        The prompt is rendered once; with no ``messages`` its text is the user's
+        message, else it is the system instruction and ``messages`` (in the
+        provider's format) follow. Every tool call runs through one ``ToolExecutor``
+        (handlers get this adapter as ``context.adapter``); every call of a turn is
+        answered in the next request. Raises ``PromptEvaluationError`` with its
+        ``phase`` when the provider fails, a limit is reached or the answer never
+        matches the template's output type.
+        """
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+        )
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                step = steps.send(reply) if error is None else steps.throw(error)
+            except StopIteration as finished:
+                response: PromptResponse[OutputT] = finished.value
+                return response
+            reply, error = None, None
+            if isinstance(step, Wait):
+                self.sleep(step.seconds)
+                continue
+            try:
+                reply = self.send(step)
+            except Exception as raised:  # the loop maps it, with the provider's help
+                error = raised
+
+
+def evaluation_steps(
+    adapter: LoopAdapter,
+    prompt: Prompt[OutputT],
+    *,
+    session: Session,
+    deadline: Deadline | None = None,
+    budget_tracker: BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    output_retries: int = DEFAULT_OUTPUT_RETRIES,
+    messages: Sequence[Any] = (),
+) -> Generator[Step, Any, PromptResponse[OutputT]]:
+    """The loop of one evaluation, as steps for a driver (see the module docstring)."""
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    if output_retries < 0:
+        raise ValueError(f"output_retries must not be negative, got {output_retries}")
+    evaluation = _Evaluation(
+        adapter, prompt, session, deadline, budget_tracker, max_turns, output_retries
+    )
+    return evaluation.steps(messages)
+
+
+_evaluation_numbers = itertools.count(1)
+"""Numbers evaluations in this process: the key of their usage in a ``BudgetTracker``."""
+_BACKOFF_START = 0.5
+_BACKOFF_MAX = 8.0
+
+
+class _Evaluation:
+    """The state of one evaluation while its steps run."""
+
+    def __init__(
+        self,
+        adapter: LoopAdapter,
+        prompt: Prompt[Any],
+        session: Session,
+        deadline: Deadline | None,
+        budget_tracker: BudgetTracker | None,
+        max_turns: int,
+        output_retries: int,
+    ) -> None:
+        self.adapter = adapter
+        self.prompt = prompt
+        self.name = prompt.name
+        self.session = session
+        self.deadline = _earliest(deadline, budget_tracker)
+        self.budget_tracker = budget_tracker
+        self.max_turns = max_turns
+        self.output_retries = output_retries
+        self.evaluation_id = f"{self.name}#{next(_evaluation_numbers)}"
+        self.turns = 0
+        self.usage = TokenUsage()
+        self.tool_results: list[ToolInvoked] = []
+
+    def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
+        started_at = utc_now()
+        _declare_log(self.session)
+        try:
+            response = yield from self._run(messages)
+        except BaseException as error:
+            phase = error.phase if isinstance(error, PromptEvaluationError) else None
+            self._executed(started_at, None, None, f"{type(error).__name__}: {error}", phase)
+            raise
+        self._executed(started_at, response.text, response.output)
+        return response
+
+    def _run(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
+        rendered = self.prompt.render()
+        executor = ToolExecutor(
+            prompt=self.prompt,
+            session=self.session,
+            adapter=self.adapter,
+            deadline=self.deadline,
+            budget_tracker=self.budget_tracker,
+            rendered_prompt=rendered,
+        )
+        contract = self.prompt.output_contract
+        conversation = self.adapter.start(rendered, contract, messages)
+        tool_names = tuple(tool.name for tool in rendered.tools)
+        self.session.dispatch(
+            PromptRendered(self.name, self.adapter.name, rendered.text, tool_names, utc_now())
+        )
+        refused = 0
+        while True:
+            if self.turns >= self.max_turns:
+                raise self._error(
+                    f"max_turns={self.max_turns} reached: the model had not answered after "
+                    f"{self.turns} requests",
+                    "max_turns",
+                )
+            turn = yield from self._request(conversation)
+            if turn.calls:
+                answers = [(call, self._execute(executor, call)) for call in turn.calls]
+                conversation.answer_tools(turn, answers)
+                continue
+            if contract is None:
+                return self._response(turn, None, conversation)
+            output, problem = _parse_output(contract, turn.text)
+            if problem is None:
+                return self._response(turn, output, conversation)
+            if refused >= self.output_retries:
+                raise self._error(
+                    f"the answer does not match the output type {contract.name} after "
+                    f"{refused} retries (output_retries={self.output_retries}):\n{problem}",
+                    "response",
+                    turn.reply,
+                )
+            refused += 1
+            conversation.answer_invalid_output(turn, _correction(problem))
+
+    def _request(self, conversation: Conversation) -> Generator[Step, Any, ModelTurn]:
+        body = conversation.request()
+        self.turns += 1
+        attempt = 0
+        while True:
+            timeout = self._time_left(f"request {self.turns}")
+            try:
+                reply = yield ModelRequest(body, timeout, self.turns, attempt)
+                break
+            except Exception as error:
+                failure = self.adapter.describe_error(error)
+                if failure is None:
+                    raise
+                if timeout is None or not failure.retryable or attempt >= self.adapter.max_retries:
+                    raise self._error(
+                        f"request {self.turns} to {self.adapter.name} failed: {failure.message}",
+                        "request",
+                        failure.payload,
+                    ) from error
+                delay = failure.retry_after or min(_BACKOFF_START * 2**attempt, _BACKOFF_MAX)
+                self._time_left(f"retrying request {self.turns}", delay)
+                yield Wait(delay)
+                attempt += 1
+        try:
+            turn = conversation.read(reply)
+        except UnusableResponse as error:
+            raise self._error(
+                f"response {self.turns} from {self.adapter.name}: {error}",
+                "response",
+                error.payload,
+            ) from None
+        self.usage = self.usage + turn.usage
+        self._record_usage(turn)
+        return turn
+
+    def _time_left(self, activity: str, needed: float = 0.0) -> float | None:
+        """Seconds before the deadline (``None`` without one), if ``needed`` fit in them."""
+        if self.deadline is None:
+            return None
+        try:
+            self.deadline.check(activity)
+        except DeadlineExceededError as error:
+            raise self._error(str(error), "deadline") from None
+        left = self.deadline.remaining().total_seconds()
+        if left <= needed:
+            raise self._error(
+                f"deadline {self.deadline.expires_at.isoformat()} leaves {left:.3f}s, too "
+                f"little for {activity} after waiting {needed:.3f}s",
+                "deadline",
+            )
+        return left
+
+    def _record_usage(self, turn: ModelTurn) -> None:
+        tracker = self.budget_tracker
+        if tracker is None:
+            return
+        tracker.record(self.evaluation_id, turn.usage)
+        try:
+            tracker.check()
+        except BudgetExceededError as error:
+            raise self._error(
+                f"after request {self.turns}: {error}", "budget", turn.reply
+            ) from error
+
+    def _execute(self, executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:
+        try:
+            result = executor.execute(call)
+        except PromptEvaluationError as error:
+            if error.phase is not None:
+                raise  # a nested evaluation's own failure, already placed
+            raise self._error(str(error), _phase_of(error)) from error
+        self.tool_results.append(_invoked(self.session, result, call))
+        return result
+
+    def _response(
+        self, turn: ModelTurn, output: Any, conversation: Conversation
+    ) -> PromptResponse[Any]:
+        return PromptResponse(
+            prompt_name=self.name,
+            text=turn.text,
+            output=output,
+            tool_results=tuple(self.tool_results),
+            usage=self.usage,
+            turns=self.turns,
+            messages=conversation.finish(turn),
+            provider_response=turn.reply,
+        )
+
+    def _error(
+        self, message: str, phase: EvaluationPhase, payload: Any = None
+    ) -> PromptEvaluationError:
+        return PromptEvaluationError(
+            f"prompt {self.name!r}: {message}",
+            phase=phase,
+            prompt_name=self.name,
+            provider_payload=payload,
+        )
+
+    def _executed(
+        self,
+        started_at: datetime,
+        text: str | None,
+        output: Any,
+        error: str | None = None,
+        phase: EvaluationPhase | None = None,
+    ) -> None:
+        event = PromptExecuted(
+            self.name,
+            self.adapter.name,
+            text,
+            output,
+            self.turns,
+            len(self.tool_results),
+            self.usage,
+            started_at,
+            utc_now(),
+            error,
+            phase,
+        )
+        self.session.dispatch(event)
+
+
+def _earliest(deadline: Deadline | None, tracker: BudgetTracker | None) -> Deadline | None:
+    """The deadline that bounds requests: the earlier of ``deadline`` and the budget's."""
+    budgeted = tracker.budget.deadline if tracker is not None else None
+    if deadline is None or budgeted is None:
+        return deadline or budgeted
+    return deadline if deadline.expires_at <= budgeted.expires_at else budgeted
+
+
+def _declare_log(session: Session) -> None:
+    for event_type in (PromptRendered, PromptExecuted):
+        accessor = session[event_type]
+        if accessor.kind is not SliceKind.LOG:
+            accessor.declare(SliceKind.LOG)
+
+
+def _invoked(session: Session, result: ToolResult[Any], call: ToolCall) -> ToolInvoked:
+    """The event the executor recorded for ``result``: the latest, unless another thread
+    recorded a call on this session meanwhile."""
+    for event in reversed(session[ToolInvoked].values()):
+        if event.result is result:
+            return event
+    raise WinkError(f"no ToolInvoked event was recorded for tool call {call.name!r}")
+
+
+def _phase_of(error: PromptEvaluationError) -> EvaluationPhase:
+    """Which limit stopped a tool call, from the executor's error."""
+    cause = error.__cause__
+    if isinstance(cause, DeadlineExceededError):
+        return "deadline"
+    if isinstance(cause, BudgetExceededError):
+        return "budget"
+    return "tool"
+
+
+def _parse_output(contract: Contract[Any], text: str | None) -> tuple[Any, str | None]:
+    """The output parsed from ``text``, or ``None`` and what is wrong with it."""
+    if text is None or not text.strip():
+        return None, "<root>: the answer is empty; a JSON object is required"
+    try:
+        return contract.parse(text), None
+    except ContractViolation as violation:
+        return None, describe_problems(violation.problems)
+
+
+def _correction(problem: str) -> str:
+    return (
+        "Your answer does not match the required JSON Schema:\n"
+        f"{problem}\n"
+        "Answer again with only the corrected JSON object."
+    )

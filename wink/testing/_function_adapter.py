@@ -1,0 +1,290 @@
+"""``FunctionAdapter`` and ``ScriptedAdapter``: the evaluation loop with no provider."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+from pydantic import BaseModel
+
+from wink.adapters.loop import (
+    Conversation,
+    LoopAdapter,
+    ModelRequest,
+    ModelTurn,
+    ProviderFailure,
+    ToolAnswers,
+)
+from wink.contract import Contract, JsonSchema
+from wink.errors import WinkError
+from wink.prompt import RenderedPrompt
+from wink.runtime.budget import TokenUsage
+from wink.runtime.call import ToolCall
+
+__all__ = [
+    "AssistantMessage",
+    "FunctionAdapter",
+    "Message",
+    "ModelInput",
+    "ModelReply",
+    "ProviderError",
+    "Reply",
+    "ScriptedAdapter",
+    "SystemMessage",
+    "ToolMessage",
+    "ToolSpec",
+    "UserMessage",
+    "call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """The instruction: the rendered prompt when the evaluation was given ``messages``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user turn: the rendered prompt, or why an answer was refused."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model turn: its text and tool calls."""
+
+    text: str | None
+    calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    """A tool result, as a provider shows it to the model."""
+
+    call_id: str | None
+    name: str
+    content: str
+    """The result's ``model_text()``: message, blank line, rendered value."""
+    success: bool
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+"""One message of a conversation with no provider."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model is shown it."""
+
+    name: str
+    description: str
+    parameters: JsonSchema
+    """The params contract's JSON Schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInput:
+    """What the model function is given for one request."""
+
+    messages: tuple[Message, ...]
+    """The conversation so far."""
+    tools: tuple[ToolSpec, ...]
+    """The tools of the rendered prompt, in order."""
+    output_schema: JsonSchema | None
+    """The JSON Schema the answer must match; ``None`` for a text answer."""
+    turn: int
+    """Which request of the evaluation this is, from 1."""
+
+    @property
+    def last(self) -> Message:
+        """The latest message."""
+        return self.messages[-1]
+
+    def tool_messages(self) -> tuple[ToolMessage, ...]:
+        """The tool results that answer the latest model turn, in order."""
+        found: list[ToolMessage] = []
+        for message in reversed(self.messages):
+            if not isinstance(message, ToolMessage):
+                break
+            found.append(message)
+        return tuple(reversed(found))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """A model turn in full: text, tool calls and token usage."""
+
+    text: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    usage: TokenUsage | None = None
+    """Tokens of this request; ``None``: the adapter's ``usage``."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "calls", tuple(self.calls))
+
+
+Reply = str | ToolCall | Sequence[ToolCall] | Mapping[str, Any] | BaseModel | ModelReply
+"""What a model function returns: final text, one or several tool calls, a structured
+answer (a mapping or a pydantic model, sent as its JSON) or a ``ModelReply``."""
+
+
+class ProviderError(WinkError):
+    """Raise it from a model function to play a provider failure."""
+
+    def __init__(self, message: str, *, payload: Any = None, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.payload = payload
+        self.retryable = retryable
+
+
+_call_ids = count(1)
+_NO_USAGE = TokenUsage()
+
+
+def call(
+    name: str, arguments: Mapping[str, Any] | str | None = None, call_id: str = ""
+) -> ToolCall:
+    """A tool call the model makes: ``arguments`` as a mapping (sent as JSON) or JSON text."""
+    text = json.dumps(arguments) if isinstance(arguments, Mapping) else arguments
+    return ToolCall(name, "{}" if text is None else text, call_id or f"call_{next(_call_ids)}")
+
+
+class FunctionAdapter(LoopAdapter):
+    """An adapter whose model is a Python function of the conversation.
+
+    ``function(model_input)`` returns a ``Reply``; raise ``ProviderError`` to play a
+    provider failure. Every input is kept in ``inputs`` for assertions.
+    """
+
+    def __init__(
+        self,
+        function: Callable[[ModelInput], Reply],
+        *,
+        usage: TokenUsage = _NO_USAGE,
+        name: str = "function",
+    ) -> None:
+        self._function = function
+        self._usage = usage
+        self._name = name
+        self._lock = threading.Lock()
+        self.inputs: list[ModelInput] = []
+        """Every request's input, in order (nested evaluations included)."""
+
+    @property
+    def name(self) -> str:
+        """The adapter's name in events (``"function"`` unless given)."""
+        return self._name
+
+    def start(
+        self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
+    ) -> Conversation:
+        """A conversation in this module's message types."""
+        return _Conversation(rendered, output, messages)
+
+    def send(self, request: ModelRequest) -> Any:
+        """Call the function with the request's input."""
+        model_input: ModelInput = request.body["input"]
+        with self._lock:
+            self.inputs.append(model_input)
+        return _as_reply(self._function(model_input), self._usage)
+
+    def describe_error(self, error: Exception) -> ProviderFailure | None:
+        """A ``ProviderError`` as a provider failure; anything else is a bug in the function."""
+        if isinstance(error, ProviderError):
+            return ProviderFailure(str(error), error.payload, error.retryable)
+        return None
+
+
+class ScriptedAdapter(FunctionAdapter):
+    """An adapter that replays ``replies`` in order, one per request."""
+
+    def __init__(
+        self, replies: Iterable[Reply], *, usage: TokenUsage = _NO_USAGE, name: str = "script"
+    ) -> None:
+        self._script = list(replies)
+        self._next = 0
+        super().__init__(self._reply, usage=usage, name=name)
+
+    @property
+    def remaining(self) -> int:
+        """Replies not played yet."""
+        return len(self._script) - self._next
+
+    def _reply(self, model_input: ModelInput) -> Reply:
+        if self._next >= len(self._script):
+            raise WinkError(
+                f"the script has no reply left for request {model_input.turn} (it had "
+                f"{len(self._script)} replies); last message: {model_input.last!r}"
+            )
+        reply = self._script[self._next]
+        self._next += 1
+        return reply
+
+
+def _as_reply(reply: Reply, usage: TokenUsage) -> ModelReply:
+    if isinstance(reply, ModelReply):
+        return reply if reply.usage is not None else ModelReply(reply.text, reply.calls, usage)
+    if isinstance(reply, str):
+        return ModelReply(reply, (), usage)
+    if isinstance(reply, ToolCall):
+        return ModelReply(None, (reply,), usage)
+    if isinstance(reply, BaseModel):
+        return ModelReply(reply.model_dump_json(by_alias=True), (), usage)
+    if isinstance(reply, Mapping):
+        return ModelReply(json.dumps(reply), (), usage)
+    calls = tuple(reply)
+    for index, item in enumerate(calls):
+        if not isinstance(item, ToolCall):
+            raise TypeError(f"a model function's reply [{index}] is {item!r}, not a ToolCall")
+    return ModelReply(None, calls, usage)
+
+
+@dataclass(slots=True)
+class _Conversation:
+    rendered: RenderedPrompt
+    output: Contract[Any] | None
+    history: Sequence[Any]
+    messages: list[Message] = field(init=False)
+    tools: tuple[ToolSpec, ...] = field(init=False)
+    turn: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        if self.history:
+            self.messages = [SystemMessage(self.rendered.text), *self.history]
+        else:
+            self.messages = [UserMessage(self.rendered.text)]
+        self.tools = tuple(
+            ToolSpec(tool.name, tool.description, tool.params_schema)
+            for tool in self.rendered.tools
+        )
+
+    def request(self) -> dict[str, Any]:
+        self.turn += 1
+        schema = None if self.output is None else self.output.input_schema
+        return {"input": ModelInput(tuple(self.messages), self.tools, schema, self.turn)}
+
+    def read(self, reply: Any) -> ModelTurn:
+        if not isinstance(reply, ModelReply):
+            raise TypeError(f"expected a ModelReply, got {type(reply).__qualname__}")
+        return ModelTurn(reply.text, reply.calls, reply.usage or TokenUsage(), reply)
+
+    def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
+        self.messages.append(AssistantMessage(turn.text, turn.calls))
+        for tool_call, result in answers:
+            self.messages.append(
+                ToolMessage(tool_call.call_id, tool_call.name, result.model_text(), result.success)
+            )
+
+    def answer_invalid_output(self, turn: ModelTurn, message: str) -> None:
+        self.messages.append(AssistantMessage(turn.text))
+        self.messages.append(UserMessage(message))
+
+    def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
+        return (*self.messages, AssistantMessage(turn.text))
