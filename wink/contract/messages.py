@@ -125,6 +125,8 @@ def short_repr(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
         text = repr(value)
+    # A lone surrogate is written as its escape: the message must itself be valid text.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 
 

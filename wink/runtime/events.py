@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from wink.runtime._raw import RawArguments, RawText
 from wink.tools import ToolResult
 
 __all__ = ["ToolInvoked"]
@@ -21,17 +21,20 @@ class ToolInvoked:
 
     prompt_name: str
     """Name of the prompt whose tool was called."""
-    name: str
+    name: RawText
     """The tool name the model sent (possibly unknown)."""
-    call_id: str | None
+    call_id: RawText | None
     """The provider's id for the call."""
     params: Any
     """The parsed params; ``None`` when parsing failed or the tool takes none."""
-    arguments: str | bytes | Mapping[str, Any] | None
-    """The arguments exactly as received."""
+    arguments: RawArguments
+    """The arguments exactly as received. In JSON, text, bytes and mappings that JSON
+    cannot carry as themselves (invalid UTF-8, lone surrogates, NaN) are written
+    escaped, ``{"escaped": "bytes" | "text" | "mapping", "data": ...}``, and read back
+    exactly."""
     result: ToolResult[Any]
     """The result returned to the model."""
-    rendered_output: str
+    rendered_output: RawText
     """The value as the model sees it (``""`` when there is none): rendered through the
     tool's result contract on success, by ``result.render()`` on failure."""
     started_at: datetime

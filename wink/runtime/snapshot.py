@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from pydantic_core import from_json, to_json
+
 from wink.contract import Contract, ContractViolation, compile_contract
 from wink.errors import PromptValidationError, WinkError
+from wink.runtime._json_path import path_at
+from wink.runtime._roundtrip import describe, difference, unsavable
 from wink.runtime._vector import SliceValues
 
 __all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotError"]
@@ -69,13 +74,39 @@ class Snapshot:
         return f"Snapshot({counts})"
 
     def to_json(self) -> str:
-        """The snapshot as JSON: each slice's type, kind and items (via its contract)."""
-        slices = [
-            _dump_slice(slice_type, kind, values)
-            for kind, slice_map in (("state", self.state), ("log", self.log))
-            for slice_type, values in slice_map.items()
-        ]
-        return json.dumps({"version": SNAPSHOT_VERSION, "slices": slices}, separators=(",", ":"))
+        """The snapshot as JSON: each slice's type, kind and items (via its contract).
+
+        Raises ``SnapshotError``, naming the slice and the path of the value, for
+        anything ``from_json`` would not read back as it is now (see the guide's
+        "Saving and loading sessions"): every slice is read back and compared before
+        the text is returned.
+        """
+        parts: list[str] = []
+        saved: list[tuple[str, SliceValues[Any]]] = []
+        known: dict[str, type[Any]] = {}
+        for kind, slice_map in (("state", self.state), ("log", self.log)):
+            for slice_type, values in slice_map.items():
+                key = _type_key(slice_type)
+                parts.append(_slice_text(slice_type, key, kind, values))
+                saved.append((key, values))
+                known[key] = slice_type
+        text = f'{{"version":{SNAPSHOT_VERSION},"slices":[{",".join(parts)}]}}'
+        entries = _slice_entries(_parse_document(text))
+        for (key, values), entry in zip(saved, entries, strict=True):
+            try:
+                loaded = _items_contract(known[key]).parse(to_json(entry["items"]))
+            except ContractViolation as error:
+                problems = "; ".join(f"{p.path}: {p.reason}" for p in error.problems)
+                raise SnapshotError(
+                    f"slice {key} cannot be written as JSON: it would not be read back: {problems}"
+                ) from None
+            for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
+                found = difference(before, after, [position])
+                if found is not None:
+                    raise SnapshotError(
+                        f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
+                    )
+        return text
 
     @classmethod
     def from_json(cls, text: str | bytes, *, types: Iterable[type[Any]] | None = None) -> Snapshot:
@@ -85,18 +116,24 @@ class Snapshot:
         use this for documents from elsewhere). Without, each is imported by its
         ``module:QualifiedName``, which fails for classes defined inside functions.
         Fields typed ``Any`` (such as ``ToolInvoked.params``) come back as JSON data.
+        Any problem with the text raises ``SnapshotError`` saying where.
         """
-        try:
-            document = json.loads(text)
-        except ValueError as error:
-            raise SnapshotError(f"snapshot is not valid JSON: {error}") from None
-        if not isinstance(document, dict) or document.get("version") != SNAPSHOT_VERSION:
-            found = document.get("version") if isinstance(document, dict) else document
-            raise SnapshotError(f"snapshot version must be {SNAPSHOT_VERSION}, got {found!r:.60}")
+        if not isinstance(text, str | bytes | bytearray):
+            raise SnapshotError(
+                f"from_json takes the JSON text (str or bytes), got {type(text).__qualname__}"
+            )
+        document = _parse_document(text)
         known = None if types is None else {_type_key(tp): tp for tp in types}
         maps: dict[str, dict[type[Any], SliceValues[Any]]] = {"state": {}, "log": {}}
-        for index, entry in enumerate(document.get("slices", [])):
+        seen: dict[type[Any], int] = {}
+        for index, entry in enumerate(_slice_entries(document)):
             kind, slice_type, values = _load_slice(index, entry, known)
+            if slice_type in seen:
+                raise SnapshotError(
+                    f"slices[{index}]: slice type {_type_key(slice_type)} appears twice "
+                    f"(also slices[{seen[slice_type]}])"
+                )
+            seen[slice_type] = index
             maps[kind][slice_type] = values
         return cls(MappingProxyType(maps["state"]), MappingProxyType(maps["log"]))
 
@@ -114,16 +151,93 @@ def _items_contract(slice_type: type[Any]) -> Contract[Any]:
         ) from None
 
 
-def _dump_slice(slice_type: type[Any], kind: str, values: SliceValues[Any]) -> dict[str, Any]:
+def _slice_text(slice_type: type[Any], key: str, kind: str, values: SliceValues[Any]) -> str:
+    """One slice's JSON object, or ``SnapshotError`` for a value JSON cannot hold."""
+    for position, value in enumerate(values):
+        found = unsavable(value, [position])
+        if found is not None:
+            raise SnapshotError(
+                f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
+            )
+    contract = _items_contract(slice_type)
     try:
-        items = _items_contract(slice_type).dump(list(values))
-    except SnapshotError:
-        raise
-    except Exception as error:
+        items = contract.dump_json(list(values))
+    except Exception:
         raise SnapshotError(
-            f"slice {_type_key(slice_type)} cannot be written as JSON: {error}"
+            f"slice {key} cannot be written as JSON: {_dump_failure(contract, values)}"
         ) from None
-    return {"type": _type_key(slice_type), "kind": kind, "items": items}
+    return f'{{"type":{json.dumps(key)},"kind":"{kind}","items":{items}}}'
+
+
+def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
+    """Which item failed to serialize, and why, in one line."""
+    for position, value in enumerate(values):
+        try:
+            contract.dump_json([value])
+        except Exception as error:
+            text = " ".join(str(error).split())
+            # A serializer's own ValueError says it best; pydantic wraps it in its words.
+            reason = text.rpartition("ValueError: ")[2] or text
+            return f"[{position}]: {reason.removeprefix('<root>: ')}"
+    return "the items cannot be serialized together"
+
+
+def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
+    """The document's top level, checked; its JSON read by pydantic's reader, whose limits
+    (200 levels, integers of 4300 digits) are the snapshot's."""
+    try:
+        document = from_json(text, allow_inf_nan=False)
+    except ValueError as error:
+        raise SnapshotError(
+            f"snapshot is not valid JSON: {_json_error(str(error), text)}"
+        ) from None
+    if not isinstance(document, dict):
+        raise SnapshotError(
+            f"snapshot: expected an object with version and slices, got {_json_kind(document)}"
+        )
+    if document.get("version") != SNAPSHOT_VERSION:
+        found = document.get("version")
+        raise SnapshotError(f"snapshot version must be {SNAPSHOT_VERSION}, got {found!r:.60}")
+    unknown = sorted(set(document) - {"version", "slices"})
+    if unknown:
+        raise SnapshotError(
+            f"snapshot: unknown key {unknown[0]!r:.60} (expected version and slices)"
+        )
+    return document
+
+
+def _slice_entries(document: dict[str, Any]) -> list[Any]:
+    if "slices" not in document:
+        raise SnapshotError("slices: missing (expected a list of slices)")
+    entries = document["slices"]
+    if not isinstance(entries, list):
+        raise SnapshotError(f"slices: expected a list, got {_json_kind(entries)}")
+    return entries
+
+
+_JSON_ERROR = re.compile(r"^(.*) at line (\d+) column (\d+)$")
+_JSON_REASONS = {
+    "recursion limit exceeded": "nested more than 200 objects and arrays deep",
+    "number out of range": "a number too large to read (integers have at most 4300 digits)",
+    "unexpected end of hex escape": "an invalid or unpaired \\u escape (JSON text is Unicode)",
+}
+
+
+def _json_error(message: str, text: str | bytes | bytearray) -> str:
+    """pydantic's JSON error, in words, at the path where it occurred."""
+    found = _JSON_ERROR.match(message)
+    if found is None:
+        return message
+    reason, line, column = found[1], int(found[2]), int(found[3])
+    reason = _JSON_REASONS.get(reason, reason)
+    return f"{reason} at {path_at(text, line, column)} (line {line} column {column})"
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    return names.get(type(value), "a list" if isinstance(value, list) else "an object")
 
 
 def _load_slice(
@@ -131,12 +245,15 @@ def _load_slice(
 ) -> tuple[str, type[Any], SliceValues[Any]]:
     where = f"slices[{index}]"
     if not isinstance(entry, dict) or set(entry) != {"type", "kind", "items"}:
-        raise SnapshotError(f"{where}: expected an object with type, kind and items")
+        got = sorted(entry) if isinstance(entry, dict) else _json_kind(entry)
+        raise SnapshotError(f"{where}: expected an object with type, kind and items, got {got}")
     kind, name, items = entry["kind"], entry["type"], entry["items"]
     if kind not in ("state", "log"):
-        raise SnapshotError(f"{where}: kind must be 'state' or 'log', got {kind!r}")
-    if not isinstance(name, str) or not isinstance(items, list):
-        raise SnapshotError(f"{where}: type must be a string and items a list")
+        raise SnapshotError(f"{where}.kind: must be 'state' or 'log', got {kind!r:.60}")
+    if not isinstance(name, str):
+        raise SnapshotError(f"{where}.type: expected a string, got {_json_kind(name)}")
+    if not isinstance(items, list):
+        raise SnapshotError(f"{where}.items: expected a list, got {_json_kind(items)}")
     if known is None:
         slice_type = _import_type(where, name)
     elif name in known:
@@ -144,9 +261,16 @@ def _load_slice(
     else:
         raise SnapshotError(f"{where}: slice type {name} is not among the given types")
     try:
-        values = _items_contract(slice_type).parse(json.dumps(items))
+        values = _items_contract(slice_type).parse(to_json(items))
     except ContractViolation as error:
         raise SnapshotError(f"{where} ({name}): items do not match the type: {error}") from None
+    except SnapshotError:
+        raise
+    except Exception as error:  # a validator of the type raised something pydantic passes on
+        text = " ".join(str(error).split())
+        raise SnapshotError(
+            f"{where} ({name}): reading the items failed: {type(error).__name__}: {text}"
+        ) from None
     return kind, slice_type, SliceValues(values)
 
 
@@ -158,7 +282,7 @@ def _import_type(where: str, name: str) -> type[Any]:
         found: Any = importlib.import_module(module_name)
         for part in qualified_name.split("."):
             found = getattr(found, part)
-    except (ImportError, AttributeError, ValueError):
+    except Exception:  # importing runs the module: anything may fail
         raise SnapshotError(
             f"{where}: cannot find slice type {name}; pass it in types=[...]"
         ) from None

@@ -1,0 +1,264 @@
+"""Whether slice values come back from a snapshot's JSON exactly.
+
+``Snapshot.to_json`` refuses a value it could write but ``from_json`` could not
+read back, or would read back as something else. Two checks find them, each with
+the path of the offending part (Python attribute names and indexes):
+``unsavable`` looks for values JSON cannot hold before writing, and ``difference``
+compares what was saved with what reading the JSON gave back, which catches what
+a type's own serialization changes (computed fields, custom serializers,
+excluded fields, aliases that differ between reading and writing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from collections.abc import Iterator, Mapping
+from datetime import datetime, time, timedelta, timezone, tzinfo
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, PlainSerializer, RootModel, WrapSerializer
+from pydantic_core import TzInfo, to_jsonable_python
+
+from wink.contract.messages import short_repr
+from wink.runtime._json_path import shown_path
+
+__all__ = ["MAX_DEPTH", "describe", "difference", "unsavable"]
+
+MAX_DEPTH = 190
+"""How many objects and arrays deep one slice value may nest: JSON readers (pydantic's
+included) stop at 200 levels, and the snapshot document itself takes a few."""
+
+_LARGEST_INT = 10**4300  # JSON readers refuse integers of more than 4300 digits
+
+Path = list[str | int]
+
+
+def unsavable(value: object, path: Path) -> tuple[Path, str] | None:
+    """The first part of ``value`` JSON cannot hold exactly, with why; ``None`` if none."""
+    return _unsavable(value, path, 0)
+
+
+def _unsavable(value: object, path: Path, depth: int) -> tuple[Path, str] | None:
+    reason = _scalar_problem(value)
+    if reason is not None:
+        return path, reason
+    children = _children(value)
+    if children is None or _serializes_itself(type(value)):
+        return None
+    skipped = _self_serialized_fields(type(value))
+    if not isinstance(value, RootModel):
+        depth += 1
+    if depth > MAX_DEPTH:
+        return path, f"it nests more than {MAX_DEPTH} objects and arrays deep"
+    for key, child in children:
+        if key in skipped:
+            continue  # the type writes it its own way: only reading it back can judge it
+        if isinstance(key, str) and not _is_unicode(key):
+            return [*path, key], "a key holding a lone surrogate cannot be written as JSON"
+        found = _unsavable(child, [*path, key], depth)
+        if found is not None:
+            return found
+    return None
+
+
+def _serializes_itself(cls: type[Any]) -> bool:
+    """Whether a model writes its JSON with a ``model_serializer``."""
+    decorators = getattr(cls, "__pydantic_decorators__", None)
+    return bool(decorators is not None and decorators.model_serializers)
+
+
+_custom_fields: dict[type[Any], frozenset[str]] = {}
+
+
+def _self_serialized_fields(cls: type[Any]) -> frozenset[str]:
+    """Fields written by their own serializer (``field_serializer``, ``PlainSerializer``...)."""
+    found = _custom_fields.get(cls)
+    if found is None:
+        found = _custom_fields.setdefault(cls, _find_self_serialized_fields(cls))
+    return found
+
+
+def _find_self_serialized_fields(cls: type[Any]) -> frozenset[str]:
+    names: set[str] = set()
+    decorators = getattr(cls, "__pydantic_decorators__", None)
+    if decorators is not None:
+        for serializer in decorators.field_serializers.values():
+            names.update(serializer.info.fields)
+    if issubclass(cls, BaseModel):
+        hints = {
+            name: [*field.metadata, *_metadata(field.annotation)]
+            for name, field in cls.model_fields.items()
+        }
+    elif dataclasses.is_dataclass(cls):
+        try:
+            resolved = typing.get_type_hints(cls, include_extras=True)
+        except Exception:
+            resolved = {}
+        hints = {name: _metadata(hint) for name, hint in resolved.items()}
+    else:
+        return frozenset(names)
+    for name, metadata in hints.items():
+        if any(isinstance(item, PlainSerializer | WrapSerializer) for item in metadata):
+            names.add(name)
+    return frozenset(names)
+
+
+def _metadata(hint: Any) -> list[Any]:
+    """The ``Annotated`` metadata of a hint, or of the members of a union hint."""
+    found = list(getattr(hint, "__metadata__", ()))
+    for member in typing.get_args(hint):
+        found.extend(getattr(member, "__metadata__", ()))
+    return found
+
+
+def _scalar_problem(value: object) -> str | None:
+    if isinstance(value, str):
+        return _text_problem(value)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if -_LARGEST_INT < value < _LARGEST_INT:
+            return None
+        return "an integer of more than 4300 digits cannot be read back from JSON"
+    if isinstance(value, float | Decimal):
+        if value.is_finite() if isinstance(value, Decimal) else math.isfinite(value):
+            return None
+        return f"{value} cannot be written as JSON (it has no NaN or Infinity)"
+    if isinstance(value, datetime | time):
+        return _zone_problem(value.tzinfo, value.utcoffset())
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"a string holding a lone surrogate ({text[error.start]!r} at index "
+            f"{error.start}) cannot be written as JSON"
+        )
+    return None
+
+
+def _zone_problem(zone: tzinfo | None, offset: timedelta | None) -> str | None:
+    """Why a time zone does not survive as a JSON date-time's fixed UTC offset."""
+    if zone is None or offset is None:
+        return None
+    if offset % timedelta(minutes=1):
+        return (
+            f"the UTC offset {_offset(offset)} has seconds, which a JSON date-time "
+            "(RFC 3339) cannot carry; it would be read back as another instant"
+        )
+    if isinstance(zone, TzInfo):
+        return None
+    if not isinstance(zone, timezone):
+        return (
+            f"the time zone {str(zone)!r} would be saved as its offset at that moment "
+            f"({_offset(offset)}) and read back without its name; save UTC or a fixed "
+            "offset, and the zone name in a field of its own"
+        )
+    if zone.tzname(None) != timezone(offset).tzname(None):
+        return (
+            f"the fixed offset named {zone.tzname(None)!r} would be read back as "
+            f"{_offset(offset)} without its name"
+        )
+    return None
+
+
+def _offset(offset: timedelta) -> str:
+    sign = "-" if offset < timedelta(0) else "+"
+    seconds = int(abs(offset).total_seconds())
+    text = f"{sign}{seconds // 3600:02}:{seconds // 60 % 60:02}"
+    return text + (f":{seconds % 60:02}" if seconds % 60 else "")
+
+
+def _is_unicode(text: str) -> bool:
+    return _text_problem(text) is None
+
+
+def _children(value: object) -> Iterator[tuple[str | int, Any]] | None:
+    """The parts of a container value, by key; ``None`` for a scalar."""
+    if isinstance(value, RootModel):
+        return iter(((_ROOT, value.root),))
+    if isinstance(value, BaseModel):
+        fields = ((name, getattr(value, name)) for name in type(value).model_fields)
+        extra = (value.model_extra or {}).items()
+        return iter([*fields, *extra])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ((field.name, getattr(value, field.name)) for field in dataclasses.fields(value))
+    if isinstance(value, Mapping):
+        return iter(value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return enumerate(value)
+    return None
+
+
+_ROOT = "root"
+
+
+def difference(saved: object, loaded: object, path: Path) -> tuple[Path, str] | None:
+    """Where ``loaded`` is not ``saved``, with both shown; ``None`` when they match.
+
+    Fields typed ``Any`` come back as JSON data: a loaded value of another type
+    matches when it is the saved value's JSON form.
+    """
+    if saved is loaded:
+        return None
+    if type(saved) is not type(loaded):
+        if _is_json_data(loaded) and not _is_json_data(saved):
+            try:
+                as_json = to_jsonable_python(saved)
+            except Exception:
+                return path, _shown(saved, loaded)
+            return difference(as_json, loaded, path)
+        numbers = (saved, loaded)
+        if all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+            # A whole float and an int are the same JSON number.
+            return None if saved == loaded else (path, _shown(saved, loaded))
+        return path, _shown(saved, loaded)
+    if isinstance(saved, float) and isinstance(loaded, float):
+        same = saved == loaded or (math.isnan(saved) and math.isnan(loaded))
+        return None if same else (path, _shown(saved, loaded))
+    if isinstance(saved, datetime | time) and isinstance(loaded, datetime | time):
+        same = saved == loaded and saved.utcoffset() == loaded.utcoffset()
+        return None if same else (path, _shown(saved, loaded))
+    saved_parts, loaded_parts = _children(saved), _children(loaded)
+    if saved_parts is None or loaded_parts is None or isinstance(saved, set | frozenset):
+        return None if saved == loaded else (path, _shown(saved, loaded))
+    return _parts_difference(dict(saved_parts), dict(loaded_parts), path)
+
+
+def _parts_difference(
+    saved: dict[str | int, Any], loaded: dict[str | int, Any], path: Path
+) -> tuple[Path, str] | None:
+    for key in saved:
+        if key not in loaded:
+            return [*path, key], "it would not be read back"
+        found = difference(saved[key], loaded[key], [*path, key])
+        if found is not None:
+            return found
+    for key in loaded:
+        if key not in saved:
+            shown = _short(loaded[key])
+            return [*path, key], f"it would be read back ({shown}) although it was not saved"
+    return None
+
+
+def _is_json_data(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | dict)
+
+
+def _shown(saved: object, loaded: object) -> str:
+    return f"it would be read back as {_short(loaded)}, not {_short(saved)}"
+
+
+def _short(value: object) -> str:
+    return short_repr(value)
+
+
+def describe(where: Path) -> str:
+    """A path as the contract layer writes it (``[0].steps[2]``), a deep one shortened."""
+    return shown_path(where)
