@@ -157,7 +157,7 @@ def test_unknown_pyproject_setting_is_a_usage_error(
     assert capsys.readouterr().err == (
         "wink: unknown setting 'target' in [tool.wink] of pyproject.toml "
         "(settings: provider, strict, schema_dir, targets, dialects, wire, serve_transport, "
-        "serve_host, serve_port)\n"
+        "serve_host, serve_port, max_line_bytes)\n"
     )
 
 

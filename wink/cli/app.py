@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
 
 from pydantic import Field, PrivateAttr, ValidationError
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     CliApp,
@@ -19,7 +21,7 @@ from pydantic_settings import (
 )
 
 from wink.cli.commands import Command, SchemasCommand, ToolsCommand, ValidateCommand
-from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
+from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError, printable
 from wink.cli.serve import ServeCommand
 from wink.cli.settings import WinkSettings
 from wink.cli.trace import TraceCommand
@@ -115,9 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``wink tools ... | head``): stop quietly
         _silence_stdout()
         return _EXIT_BROKEN_PIPE
-    except Exception as error:  # a bug must still read as one line, not a traceback
-        return _fail(f"unexpected {type(error).__name__}: {error}", EXIT_FAILED)
+    except BaseException as error:  # a bug must still read as one line, not a traceback
+        return _fail(f"unexpected {_described(error)}", EXIT_FAILED)
     return command.exit_code
+
+
+def _described(error: BaseException) -> str:
+    try:
+        text = str(error)
+    except Exception:  # an error that cannot describe itself is still named
+        text = ""
+    return f"{type(error).__name__}: {text}" if text.strip() else type(error).__name__
 
 
 def _silence_stdout() -> None:
@@ -146,7 +156,7 @@ def _invalid_setting(error: ValidationError) -> str:
         return f"unknown setting {name!r} in [tool.wink] of pyproject.toml (settings: {known})"
     # A union (strict: "auto" or a bool) fails once per branch; say all of them.
     reasons = dict.fromkeys(
-        _lower_first(problem["msg"]) for problem in problems if problem["loc"][:1] == (name,)
+        _reason(problem) for problem in problems if problem["loc"][:1] == (name,)
     )
     return (
         f"invalid setting {name!r} (WINK_{name.upper()} or [tool.wink] in pyproject.toml): "
@@ -158,9 +168,20 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+def _reason(problem: ErrorDetails) -> str:
+    """pydantic's message, without its Python wording (``Value error, ...``)."""
+    error = (problem.get("ctx") or {}).get("error")
+    if problem["type"] in ("value_error", "assertion_error") and error is not None:
+        text = str(error)
+        if isinstance(error, json.JSONDecodeError):
+            text = f"not a valid JSON array ({error.msg} at column {error.pos + 1})"
+        return _lower_first(text)
+    return _lower_first(problem["msg"])
+
+
 def _fail(message: str, code: int) -> int:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    print(f"wink: {'; '.join(lines)}", file=sys.stderr)
+    print(printable(f"wink: {'; '.join(lines)}"), file=sys.stderr)
     return code
 
 
@@ -174,7 +195,7 @@ def _invalid_arguments(error: ValidationError) -> str:
     problem = error.errors(include_url=False)[0]
     location = [str(part) for part in problem["loc"] if not isinstance(part, int)]
     words = [*location[:-1], "--" + location[-1].replace("_", "-")] if location else []
-    return f"{' '.join(words)}: {_lower_first(problem['msg'])} (got {problem.get('input')!r:.60})"
+    return f"{' '.join(words)}: {_reason(problem)} (got {problem.get('input')!r:.60})"
 
 
 def _version() -> str:

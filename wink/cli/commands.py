@@ -23,9 +23,9 @@ from wink.cli.export import (
     options_mismatch,
     write_schema_files,
 )
-from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError
+from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError, printable
 from wink.cli.settings import DIALECT_NAMES, DialectName, Provider, StrictMode, WinkSettings
-from wink.cli.targets import load_target, resolve_targets, tools_of
+from wink.cli.targets import load_target, output_to_stderr, resolve_targets, tools_of
 from wink.cli.validate import CallChecker, ValidationTally, validate_lines
 from wink.tools import Tool
 
@@ -87,8 +87,9 @@ class ToolsCommand(Command):
             api=self.api if "api" in self.model_fields_set else None,
             form=self.form if "form" in self.model_fields_set else None,
         )
-        tools = _resolve(self.targets, settings)
-        print(json.dumps(dialect.specs(tools), indent=2, ensure_ascii=False))
+        with output_to_stderr():
+            specs = dialect.specs(_resolve(self.targets, settings))
+        print(json.dumps(specs, indent=2, ensure_ascii=False))
         return 0
 
 
@@ -107,9 +108,10 @@ class _SchemaFilesOptions(Command):
     )
 
     def _files(self, settings: WinkSettings) -> dict[str, str]:
-        tools = _resolve(self.targets, settings)
-        dialects = self._dialects(settings)
-        return build_schema_files(tools, dialects, wire=self._wire(settings), warn=_report)
+        with output_to_stderr():
+            tools = _resolve(self.targets, settings)
+            dialects = self._dialects(settings)
+            return build_schema_files(tools, dialects, wire=self._wire(settings), warn=_report)
 
     def _dialects(self, settings: WinkSettings) -> list[Dialect]:
         strict = _strict(self.strict, settings.strict)
@@ -171,6 +173,8 @@ class CheckCommand(_SchemaFilesOptions):
         """Compare and report."""
         directory = self.directory or settings.schema_path()
         files = self._files(settings)
+        if directory.exists() and not directory.is_dir():
+            raise CliError(f"schema directory {directory} is not a directory")
         if not directory.is_dir():
             raise CliError(
                 f"schema directory {directory} does not exist; create it with: "
@@ -227,9 +231,16 @@ class ValidateCommand(Command):
     calls: CliPositionalArg[list[str]] = Field(
         description="JSONL files of recorded calls; - is stdin"
     )
+    max_line_bytes: int | None = Field(
+        None,
+        gt=0,
+        description="longest line read, in bytes; a longer one is reported and skipped "
+        "[setting: max_line_bytes, else 16 MiB]",
+    )
 
     def run(self, settings: WinkSettings) -> int:
         """Check every call; report each problem as file:line: tool: field: reason."""
+        limit = self.max_line_bytes or settings.max_line_bytes
         checker = CallChecker(tools_of(load_target(self.target), self.target))
         for name in self.calls:
             # Pipes (``<(zcat calls.gz)``, /dev/stdin) count as files; a folder does not.
@@ -239,8 +250,9 @@ class ValidateCommand(Command):
                 raise CliError(f"calls file {name!r} does not exist")
         total = ValidationTally()
         for name in self.calls:
-            with _lines(name) as lines:
-                total.add(validate_lines(lines, name, checker, _report))
+            # The tools' validators are user code: what they print must not join the summary.
+            with _lines(name) as lines, output_to_stderr():
+                total.add(validate_lines(lines, name, checker, _report, max_line_bytes=limit))
         print(total.summary(len(self.calls)))
         if total.calls == 0 and not total.failed:
             _report("warning: no tool calls found")
@@ -268,7 +280,7 @@ def _resolve(targets: list[str] | None, settings: WinkSettings) -> tuple[Tool[An
 
 
 def _report(line: str) -> None:
-    print(line, file=sys.stderr)
+    print(printable(line), file=sys.stderr)
 
 
 def _strict(flag: StrictFlag | None, default: StrictMode) -> StrictMode:

@@ -204,29 +204,90 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise CliError(f"cannot read {path}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise CliError(f"cannot read {path}: not valid UTF-8 (at byte {error.start})") from None
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def _previously_listed(directory: Path) -> set[str]:
     """Files the existing index says an earlier export wrote."""
-    text = _read(directory / INDEX) if directory.is_dir() else None
-    if text is None:
-        return set()
-    try:
-        index = json.loads(text)
-    except ValueError:
+    index = _committed_index(directory)
+    if index is None:
         return set()
     listed: set[str] = set()
-    if not isinstance(index, dict):
-        return listed
-    for entry in (index.get("tools") or {}).values():
-        if isinstance(entry, dict) and isinstance(entry.get("files"), dict):
-            listed.update(p for p in entry["files"].values() if isinstance(p, str))
-    wire = index.get("wire")
-    if isinstance(wire, dict):
-        listed.update(p for p in wire.values() if isinstance(p, str))
+    for entry in index["tools"].values():
+        listed.update(entry["files"].values())
+    listed.update(index["wire"].values())
     return {p for p in listed if _is_inside(p)}
+
+
+def _committed_index(directory: Path) -> dict[str, Any] | None:
+    """The ``index.json`` in ``directory``, checked, or ``None`` when there is none.
+
+    wink decides which files it owns from it, so one it did not write stops the
+    command (one line naming the file and the field) rather than being guessed at.
+    """
+    path = directory / INDEX
+    text = _read(path) if directory.is_dir() else None
+    if text is None:
+        return None
+    try:
+        index = json.loads(text)
+    except ValueError as error:
+        reason = (
+            f"{error.msg} at line {error.lineno} column {error.colno}"
+            if isinstance(error, json.JSONDecodeError)
+            else "an integer has more than 4300 digits"
+        )
+        raise CliError(f"{path} is not valid JSON ({reason}); {_INDEX_ADVICE}") from None
+    except RecursionError:
+        raise CliError(f"{path} is nested too deeply to read; {_INDEX_ADVICE}") from None
+    problem = _index_problem(index)
+    if problem is not None:
+        raise CliError(f"{path} is not an index wink wrote: {problem}; {_INDEX_ADVICE}")
+    return dict(index)
+
+
+_INDEX_ADVICE = "fix it, or delete it and run wink schemas export again"
+
+
+def _index_problem(index: object) -> str | None:
+    """What is wrong with the shape of an index (``None``: nothing), naming the field."""
+    if not isinstance(index, dict):
+        return f"expected an object, got {_kind(index)}"
+    for key in ("dialects", "tools", "wire"):
+        if key not in index:
+            return f"{key}: missing"
+        if not isinstance(index[key], dict):
+            return f"{key}: expected an object, got {_kind(index[key])}"
+    for name, entry in index["dialects"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("options", {}), dict):
+            return f"dialects.{name}: expected an object with provider and options"
+    for name, entry in index["tools"].items():
+        if not isinstance(entry, dict):
+            return f"tools.{name}: expected an object, got {_kind(entry)}"
+        for key in ("files", "skipped"):
+            problem = _names_to_strings(entry.get(key, {}), f"tools.{name}.{key}")
+            if problem is not None:
+                return problem
+    return _names_to_strings(index["wire"], "wire")
+
+
+def _names_to_strings(value: object, where: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{where}: expected an object, got {_kind(value)}"
+    for key, item in value.items():
+        if not isinstance(item, str):
+            return f"{where}.{key}: expected a string, got {_kind(item)}"
+    return None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    return names.get(type(value), "an array" if isinstance(value, list) else "an object")
 
 
 def _is_inside(relative: str) -> bool:
@@ -285,15 +346,11 @@ class ExportOptions:
 
 
 def committed_options(directory: Path) -> ExportOptions | None:
-    """The options the ``index.json`` in ``directory`` records, or ``None`` when unreadable."""
-    text = _read(directory / INDEX)
-    try:
-        index = json.loads(text) if text is not None else None
-    except ValueError:
+    """The options the ``index.json`` in ``directory`` records, or ``None`` when it has none."""
+    index = _committed_index(directory)
+    if index is None:
         return None
-    if not isinstance(index, dict) or not isinstance(index.get("dialects"), dict):
-        return None
-    return ExportOptions(index["dialects"], bool(index.get("wire")))
+    return ExportOptions(index["dialects"], index["wire"] != {})
 
 
 def options_mismatch(committed: ExportOptions, given: ExportOptions) -> str | None:

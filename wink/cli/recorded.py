@@ -27,6 +27,7 @@ from typing import Any
 
 from wink.providers import anthropic, gemini, mcp, openai
 from wink.runtime.call import ToolCall
+from wink.runtime.events import recorded_call
 
 __all__ = ["UnrecognisedDocument", "calls_in"]
 
@@ -64,6 +65,7 @@ _NO_CALL_TYPES = frozenset(
 # function_call_output, custom_tool_call, mcp_call, web_search_call, server_tool_use,
 # mcp_tool_result, output_text...
 _NO_CALL_SUFFIXES = ("_call", "_call_output", "_tool_use", "_tool_result", "_text")
+_INVOKED_KEYS = frozenset({"prompt_name", "name", "call_id", "arguments", "result"})
 
 
 class UnrecognisedDocument(ValueError):
@@ -145,6 +147,9 @@ def _no_calls(document: dict[str, Any]) -> list[ToolCall]:
 
 
 def _plain_call(document: dict[str, Any]) -> list[ToolCall]:
+    if document.keys() >= _INVOKED_KEYS:
+        # A saved ToolInvoked writes what JSON cannot carry escaped; read it back exactly.
+        return [recorded_call(document)]
     name = document["name"]
     if not isinstance(name, str) or not name:
         raise UnrecognisedDocument(f"'name' must be a non-empty string, got {name!r:.40}")

@@ -26,6 +26,7 @@ from pydantic_settings import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "DIALECT_NAMES",
     "DialectName",
     "Provider",
@@ -53,6 +54,11 @@ DIALECT_NAMES: tuple[DialectName, ...] = (
     "gemini-openapi",
     "mcp",
 )
+
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Longest line ``wink validate`` reads (16 MiB): a longer one is reported as too long
+and skipped, so a file without line breaks (``/dev/zero``) cannot exhaust memory."""
 
 
 class WinkSettings(BaseSettings):
@@ -85,6 +91,8 @@ class WinkSettings(BaseSettings):
     """Address ``wink serve --transport http`` listens on when ``--host`` is not given."""
     serve_port: int = Field(8000, ge=0, le=65535)
     """Port ``wink serve --transport http`` listens on when ``--port`` is not given (0: free)."""
+    max_line_bytes: int = Field(DEFAULT_MAX_LINE_BYTES, gt=0)
+    """Longest line ``wink validate`` reads; a longer one is reported and skipped."""
 
     @field_validator("targets", "dialects", mode="before")
     @classmethod

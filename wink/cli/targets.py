@@ -11,6 +11,7 @@ relative to it; a file target also sees its own folder, as with
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -29,7 +30,7 @@ from wink.errors import WinkError
 from wink.prompt import Prompt, PromptTemplate, RenderedPrompt, Section
 from wink.tools import Tool
 
-__all__ = ["load_target", "resolve_targets", "tools_of"]
+__all__ = ["load_target", "output_to_stderr", "resolve_targets", "tools_of"]
 
 _ACCEPTED = "a PromptTemplate, Prompt, RenderedPrompt, Section, Tool or a sequence of tools"
 
@@ -67,21 +68,41 @@ def load_target(target: str, base: Path | None = None) -> object:
             f"target {target!r} must be module:attribute or path/to/file.py:attribute",
             EXIT_USAGE,
         )
-    module = _import(source, target, base or Path.cwd())
-    value: object = module
-    for part in attribute.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise CliError(
-                f"target {target!r}: {source!r} has no attribute {attribute!r}"
-            ) from None
+    with output_to_stderr():
+        module = _import(source, target, base or Path.cwd())
+        value: object = module
+        for part in attribute.split("."):
+            try:
+                value = getattr(value, part)
+            except AttributeError:
+                raise CliError(
+                    f"target {target!r}: {source!r} has no attribute {attribute!r}"
+                ) from None
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # a property of the user's: any failure is theirs
+                raise CliError(
+                    f"target {target!r}: reading {part!r} failed{_location(error)}: "
+                    f"{_described(error)}"
+                ) from None
     return value
+
+
+@contextlib.contextmanager
+def output_to_stderr() -> Iterator[None]:
+    """Send what user code prints (a target's module, its validators) to stderr.
+
+    stdout carries only the command's own output (JSON specs, a summary), so that
+    ``wink tools ... > specs.json`` stays valid JSON whatever the target prints.
+    """
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def tools_of(value: object, target: str) -> tuple[Tool[Any, Any], ...]:
     """The tools ``value`` exposes, in declaration order."""
-    tools = _collect(value, target)
+    with output_to_stderr():
+        tools = _collect(value, target)
     if not tools:
         raise CliError(f"target {target!r} has no tools")
     return tools
@@ -97,6 +118,13 @@ def _collect(value: object, target: str) -> tuple[Tool[Any, Any], ...]:
             return value.render().tools
         except WinkError as error:
             raise CliError(f"target {target!r}: rendering the prompt failed: {error}") from None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # a section's user code failed while rendering
+            raise CliError(
+                f"target {target!r}: rendering the prompt failed{_location(error)}: "
+                f"{_described(error)}"
+            ) from None
     if isinstance(value, Section):
         return tuple(_section_tools(value))
     if isinstance(value, list | tuple):
@@ -133,7 +161,9 @@ def _import(source: str, target: str, base: Path) -> ModuleType:
                 f"(run from the project root, or install the package)"
             ) from None
         raise CliError(_import_failure(source, target, error)) from None
-    except (Exception, SystemExit) as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # GeneratorExit, SystemExit, the module's own BaseException
         raise CliError(_import_failure(source, target, error)) from None
 
 
@@ -202,9 +232,17 @@ def _on_sys_path(folder: str) -> Iterator[None]:
 
 def _import_failure(source: str, target: str, error: BaseException) -> str:
     where = _location(error)
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    text = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
-    return f"target {target!r}: importing {source!r} failed{where}: {text}"
+    return f"target {target!r}: importing {source!r} failed{where}: {_described(error)}"
+
+
+def _described(error: BaseException) -> str:
+    """``Type: first line of the message``, even when ``str(error)`` itself fails."""
+    try:
+        text = str(error).strip()
+    except Exception:  # an error that cannot describe itself is still named
+        text = ""
+    detail = text.splitlines()[0] if text else ""
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def _location(error: BaseException) -> str:

@@ -11,17 +11,28 @@ optional property also accepting ``null``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
+from wink.cli.failure import printable
 from wink.cli.recorded import calls_in
+from wink.cli.settings import DEFAULT_MAX_LINE_BYTES
 from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path, map_schema
 from wink.contract import schema_validator as compiled_schema_validator
 from wink.runtime.call import ToolCall
 from wink.tools import Tool
 
-__all__ = ["CallChecker", "ValidationTally", "validate_lines"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "CallChecker",
+    "ValidationTally",
+    "unreadable_reason",
+    "validate_lines",
+]
+
+_DRAIN_CHUNK = 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -79,9 +90,8 @@ class CallChecker:
         try:
             return self._problems(tool, call.arguments)
         except Exception as error:  # e.g. a string JSON cannot carry (a lone surrogate)
-            text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            reason = f"{type(error).__name__}: {text}" if text else type(error).__name__
-            return (FieldProblem(format_path([]), f"the arguments cannot be read: {reason}"),)
+            reason = f"the arguments cannot be read: {unreadable_reason(error)}"
+            return (FieldProblem(format_path([]), reason),)
 
     def _problems(self, tool: Tool[Any, Any], arguments: Any) -> tuple[FieldProblem, ...]:
         try:
@@ -106,31 +116,81 @@ class CallChecker:
 
 
 def validate_lines(
-    lines: Iterable[bytes], label: str, checker: CallChecker, report: Callable[[str], None]
+    lines: Iterable[bytes] | IO[bytes],
+    label: str,
+    checker: CallChecker,
+    report: Callable[[str], None],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> ValidationTally:
-    """Check every call on every line, reporting ``label:line: ...`` for each problem."""
+    """Check every call on every line, reporting ``label:line: ...`` for each problem.
+
+    A line longer than ``max_line_bytes`` is reported as malformed as soon as that
+    many bytes are read, and skipped without being kept; so is a line nested too
+    deeply to read. Reported lines show control characters as escapes.
+    """
     tally = ValidationTally()
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(_bounded_lines(lines, max_line_bytes), start=1):
+        if line is None:
+            tally.malformed += 1
+            report(
+                f"{label}:{number}: malformed line: longer than {max_line_bytes} bytes "
+                "(--max-line-bytes); skipped"
+            )
+            continue
         if not line.strip():
             continue
         try:
-            calls = calls_in(json.loads(line))
-        except ValueError as error:  # bad JSON or UTF-8, or a shape no reader knows
+            _check_line(line, f"{label}:{number}", checker, tally, report)
+        except RecursionError:
             tally.malformed += 1
-            report(f"{label}:{number}: malformed line: {_line_error(error, line)}")
-            continue
-        for position, call in enumerate(calls, start=1):
-            tally.calls += 1
-            problems = checker.problems(call)
-            where = f"{label}:{number}: {_call_label(call, position, len(calls))}"
-            if problems is None:
-                tally.unknown += 1
-                report(f"{where}: {checker.unknown_reason()}")
-            elif problems:
-                tally.invalid += 1
-                for problem in problems:
-                    report(f"{where}: {problem.path}: {problem.reason}")
+            report(f"{label}:{number}: malformed line: nested too deeply to read; skipped")
     return tally
+
+
+def _check_line(
+    line: bytes,
+    where: str,
+    checker: CallChecker,
+    tally: ValidationTally,
+    report: Callable[[str], None],
+) -> None:
+    try:
+        calls = calls_in(json.loads(line))
+    except ValueError as error:  # bad JSON or UTF-8, or a shape no reader knows
+        tally.malformed += 1
+        report(printable(f"{where}: malformed line: {_line_error(error, line)}"))
+        return
+    for position, call in enumerate(calls, start=1):
+        tally.calls += 1
+        problems = checker.problems(call)
+        called = f"{where}: {_call_label(call, position, len(calls))}"
+        if problems is None:
+            tally.unknown += 1
+            report(printable(f"{called}: {checker.unknown_reason()}"))
+        elif problems:
+            tally.invalid += 1
+            for problem in problems:
+                report(printable(f"{called}: {problem.path}: {_in_user_words(problem.reason)}"))
+
+
+def _bounded_lines(lines: Iterable[bytes] | IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """Each line, or ``None`` for one longer than ``limit`` bytes (never held whole)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        for line in lines:
+            yield line if len(line.rstrip(b"\r\n")) <= limit else None
+        return
+    while True:
+        line = readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        yield None  # reported before the rest of the line is read, however long it is
+        while line and not line.endswith(b"\n"):
+            line = readline(_DRAIN_CHUNK)
 
 
 def _call_label(call: ToolCall, position: int, count: int) -> str:
@@ -139,8 +199,8 @@ def _call_label(call: ToolCall, position: int, count: int) -> str:
     The call's id names it when recorded; otherwise its 1-based position on the line.
     """
     if count == 1:
-        return call.name
-    return f"{call.name} (call {call.call_id if call.call_id else f'#{position}'})"
+        return printable(call.name)
+    return printable(f"{call.name} (call {call.call_id if call.call_id else f'#{position}'})")
 
 
 def _null_for_optional(schema: JsonSchema) -> JsonSchema:
@@ -178,4 +238,27 @@ def _line_error(error: ValueError, line: bytes) -> str:
         return f"not valid JSON ({error.msg} at column {column})"
     if isinstance(error, UnicodeDecodeError):
         return f"not valid UTF-8 ({error.reason} at byte {error.start})"
-    return str(error)
+    if _INT_LIMIT in str(error):
+        return unreadable_reason(error)
+    return str(error)  # the readers' own words: where the document went wrong
+
+
+_INT_LIMIT = "integer string conversion"  # Python's refusal of integers over 4300 digits
+_PYTHON_PREFIX = re.compile(r"^(?:value error|assertion failed), ", re.IGNORECASE)
+
+
+def _in_user_words(reason: str) -> str:
+    """A contract problem without pydantic's Python prefix (``value error, ...``)."""
+    return _PYTHON_PREFIX.sub("", reason)
+
+
+def unreadable_reason(error: BaseException) -> str:
+    """Why data could not be read, in the words of JSON rather than of Python."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(error, UnicodeError):
+        return "a string holds a lone surrogate, which JSON cannot carry"
+    if _INT_LIMIT in text:
+        return "an integer has more than 4300 digits, more than wink reads"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from wink.runtime._raw import RawArguments, RawText
+from wink.runtime._raw import RawArguments, RawText, decode
+from wink.runtime.call import ToolCall
 from wink.tools import ToolResult
 
-__all__ = ["ToolInvoked"]
+__all__ = ["ToolInvoked", "recorded_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +53,15 @@ class ToolInvoked:
     def duration(self) -> timedelta:
         """How long the call took."""
         return self.finished_at - self.started_at
+
+
+def recorded_call(document: Mapping[str, Any]) -> ToolCall:
+    """The call a ``ToolInvoked``'s JSON form records, its escaped raw values read back.
+
+    Raises ``ValueError`` when ``name``, ``call_id`` or ``arguments`` is neither plain
+    nor a valid escaped form.
+    """
+    name, call_id = decode(document.get("name")), decode(document.get("call_id"))
+    if not isinstance(name, str) or not (call_id is None or isinstance(call_id, str)):
+        raise ValueError("a recorded ToolInvoked's name and call_id must be text")
+    return ToolCall(name=name, arguments=decode(document.get("arguments")), call_id=call_id)
