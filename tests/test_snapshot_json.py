@@ -437,6 +437,14 @@ def test_from_json_on_malformed_input_raises_snapshot_error_saying_where(
     assert str(raised.value) == message
 
 
+def test_from_json_refuses_text_holding_a_lone_surrogate_saying_where() -> None:
+    with pytest.raises(SnapshotError) as raised:
+        Snapshot.from_json('{"version":1,"slices":[{"type":"a\ud800"}]}')
+    assert str(raised.value) == (
+        "snapshot is not valid JSON: a lone surrogate ('\\ud800') at slices[0].type (character 33)"
+    )
+
+
 def test_from_json_refuses_what_is_not_text() -> None:
     with pytest.raises(SnapshotError) as raised:
         Snapshot.from_json(5)  # type: ignore[arg-type]  # the mistake under test

@@ -185,6 +185,14 @@ def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
 def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
     """The document's top level, checked; its JSON read by pydantic's reader, whose limits
     (200 levels, integers of 4300 digits) are the snapshot's."""
+    if isinstance(text, str):
+        try:
+            text = text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise SnapshotError(
+                f"snapshot is not valid JSON: a lone surrogate ({text[error.start]!r}) at "
+                f"{path_at(text[: error.start], 1, error.start + 1)} (character {error.start})"
+            ) from None
     try:
         document = from_json(text, allow_inf_nan=False)
     except ValueError as error:
