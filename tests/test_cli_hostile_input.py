@@ -166,6 +166,48 @@ def test_an_integer_of_5000_digits_is_said_in_json_terms(
     ]
 
 
+VALIDATED_TARGET = """\
+from pydantic import BaseModel, field_validator
+
+from wink import Tool
+
+
+class Count(BaseModel):
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def positive(cls, value: int) -> int:
+        if value <= 0:
+            raise ValueError("must be positive")
+        return value
+
+    @field_validator("n")
+    @classmethod
+    def small(cls, value: int) -> int:
+        assert value < 100, "must be small"
+        return value
+
+
+tools = [Tool[Count, None](name="count", description="Count.")]
+"""
+
+
+def test_a_validator_s_own_words_are_reported_without_python_s_prefix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "counting.py").write_text(VALIDATED_TARGET)
+    lines = (
+        b'{"name": "count", "arguments": {"n": -1}}\n{"name": "count", "arguments": {"n": 500}}\n'
+    )
+    calls = calls_file(tmp_path, lines)
+    assert main(["validate", "counting.py:tools", calls]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{calls}:1: count: n: must be positive (got -1)",
+        f"{calls}:2: count: n: must be small (got 500)",
+    ]
+
+
 # Names and ids from the log are data, not terminal commands
 
 
