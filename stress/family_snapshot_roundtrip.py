@@ -257,7 +257,7 @@ def _unsavable(rng: random.Random) -> _Chain:
         offset = timedelta(minutes=rng.randint(-600, 600), seconds=rng.randint(1, 59))
         return _Chain(at=datetime(2025, 6, 1, tzinfo=timezone(offset)))
     chain = _Chain()
-    for _ in range(rng.randint(191, 400)):
+    for _ in range(rng.randint(197, 400)):
         chain = _Chain(child=chain)
     return chain
 

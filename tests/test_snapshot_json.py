@@ -244,8 +244,8 @@ def huge_int() -> int:
     return int(Decimal("9" * 5000))
 
 
-def test_a_chain_190_levels_deep_saves_and_loads() -> None:
-    assert round_trip(chain(190)).state[Node][0] == chain(190)
+def test_a_chain_196_levels_deep_saves_and_loads() -> None:
+    assert round_trip(chain(196)).state[Node][0] == chain(196)
 
 
 @pytest.mark.parametrize(
@@ -273,14 +273,14 @@ def test_a_chain_190_levels_deep_saves_and_loads() -> None:
             '[0].by_name["k\\\\udc80"]: a key holding a lone surrogate cannot be written as JSON',
         ),
         (
-            chain(191),
-            "[0].child.child.child.child.child.child.child... (191 levels deep): it nests "
-            "more than 190 objects and arrays deep",
+            chain(197),
+            "[0].child.child.child.child.child.child.child... (197 levels deep): it nests "
+            "more than 196 objects and arrays deep",
         ),
         (
             chain(5000),
-            "[0].child.child.child.child.child.child.child... (191 levels deep): it nests "
-            "more than 190 objects and arrays deep",
+            "[0].child.child.child.child.child.child.child... (197 levels deep): it nests "
+            "more than 196 objects and arrays deep",
         ),
         (
             Computed(a=1),

@@ -15,7 +15,7 @@ import dataclasses
 import math
 import typing
 from collections.abc import Iterator, Mapping
-from datetime import datetime, time, timedelta, timezone, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal
 from typing import Any
 
@@ -27,9 +27,9 @@ from wink.runtime._json_path import shown_path
 
 __all__ = ["MAX_DEPTH", "describe", "difference", "unsavable"]
 
-MAX_DEPTH = 190
+MAX_DEPTH = 196
 """How many objects and arrays deep one slice value may nest: JSON readers (pydantic's
-included) stop at 200 levels, and the snapshot document itself takes a few."""
+included) stop at 200 levels, and the snapshot document itself takes four."""
 
 _LARGEST_INT = 10**4300  # JSON readers refuse integers of more than 4300 digits
 
@@ -203,48 +203,109 @@ def difference(saved: object, loaded: object, path: Path) -> tuple[Path, str] | 
     """Where ``loaded`` is not ``saved``, with both shown; ``None`` when they match.
 
     Fields typed ``Any`` come back as JSON data: a loaded value of another type
-    matches when it is the saved value's JSON form.
+    matches when it is the saved value's JSON form. A time zone that would come
+    back without its name is a difference too.
     """
+    found = _difference(saved, loaded)
+    if found is None:
+        return None
+    reversed_path, reason = found
+    return [*path, *reversed(reversed_path)], reason
+
+
+# The path is built only for a difference, as the recursion unwinds (innermost key first).
+_Found = tuple[list[str | int], str]
+_EXACT = frozenset({str, int, bool, bytes, type(None), Decimal, date, timedelta})
+
+
+def _difference(saved: Any, loaded: Any) -> _Found | None:
     if saved is loaded:
         return None
-    if type(saved) is not type(loaded):
-        if _is_json_data(loaded) and not _is_json_data(saved):
-            try:
-                as_json = to_jsonable_python(saved)
-            except Exception:
-                return path, _shown(saved, loaded)
-            return difference(as_json, loaded, path)
-        numbers = (saved, loaded)
-        if all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
-            # A whole float and an int are the same JSON number.
-            return None if saved == loaded else (path, _shown(saved, loaded))
-        return path, _shown(saved, loaded)
-    if isinstance(saved, float) and isinstance(loaded, float):
+    kind = type(saved)
+    if kind is not type(loaded):
+        return _kinds_difference(saved, loaded)
+    if kind in _EXACT:
+        return None if saved == loaded else ([], _shown(saved, loaded))
+    if kind is float:
         same = saved == loaded or (math.isnan(saved) and math.isnan(loaded))
-        return None if same else (path, _shown(saved, loaded))
-    if isinstance(saved, datetime | time) and isinstance(loaded, datetime | time):
-        same = saved == loaded and saved.utcoffset() == loaded.utcoffset()
-        return None if same else (path, _shown(saved, loaded))
-    saved_parts, loaded_parts = _children(saved), _children(loaded)
-    if saved_parts is None or loaded_parts is None or isinstance(saved, set | frozenset):
-        return None if saved == loaded else (path, _shown(saved, loaded))
-    return _parts_difference(dict(saved_parts), dict(loaded_parts), path)
+        return None if same else ([], _shown(saved, loaded))
+    if kind is datetime or kind is time:
+        offset = saved.utcoffset()
+        problem = _zone_problem(saved.tzinfo, offset)
+        if problem is not None:
+            return [], problem
+        same = saved == loaded and offset == loaded.utcoffset()
+        return None if same else ([], _shown(saved, loaded))
+    names = _field_names(kind)
+    if names is not None:
+        for name in names:
+            found = _difference(getattr(saved, name), getattr(loaded, name))
+            if found is not None:
+                found[0].append(name)
+                return found
+        if isinstance(saved, BaseModel) and (saved.model_extra or loaded.model_extra):
+            return _mapping_difference(saved.model_extra or {}, loaded.model_extra or {})
+        return None
+    if kind is list or kind is tuple:
+        if len(saved) != len(loaded):
+            return [], _shown(saved, loaded)
+        for index, (before, after) in enumerate(zip(saved, loaded, strict=True)):
+            found = _difference(before, after)
+            if found is not None:
+                found[0].append(index)
+                return found
+        return None
+    if isinstance(saved, Mapping):
+        return _mapping_difference(saved, loaded)
+    return None if saved == loaded else ([], _shown(saved, loaded))
 
 
-def _parts_difference(
-    saved: dict[str | int, Any], loaded: dict[str | int, Any], path: Path
-) -> tuple[Path, str] | None:
-    for key in saved:
+def _kinds_difference(saved: Any, loaded: Any) -> _Found | None:
+    """Values of different types match only as JSON data (a field typed ``Any``), or as
+    the same JSON number."""
+    if _is_json_data(loaded) and not _is_json_data(saved):
+        try:
+            as_json = to_jsonable_python(saved)
+        except Exception:  # a value with no JSON form cannot match
+            return [], _shown(saved, loaded)
+        return _difference(as_json, loaded)
+    numbers = (saved, loaded)
+    if all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+        return None if saved == loaded else ([], _shown(saved, loaded))
+    if isinstance(saved, Mapping) and isinstance(loaded, Mapping):
+        return _mapping_difference(saved, loaded)
+    return [], _shown(saved, loaded)
+
+
+def _mapping_difference(saved: Mapping[Any, Any], loaded: Mapping[Any, Any]) -> _Found | None:
+    for key, before in saved.items():
         if key not in loaded:
-            return [*path, key], "it would not be read back"
-        found = difference(saved[key], loaded[key], [*path, key])
+            return [key], "it would not be read back"
+        found = _difference(before, loaded[key])
         if found is not None:
+            found[0].append(key)
             return found
     for key in loaded:
         if key not in saved:
-            shown = _short(loaded[key])
-            return [*path, key], f"it would be read back ({shown}) although it was not saved"
+            return [key], f"it would be read back ({_short(loaded[key])}) although it was not saved"
     return None
+
+
+_record_fields: dict[type[Any], tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...] | None:
+    """The fields compared for a dataclass or model class (``None`` for other classes)."""
+    try:
+        return _record_fields[cls]
+    except KeyError:
+        pass
+    names: tuple[str, ...] | None = None
+    if issubclass(cls, BaseModel):
+        names = tuple(cls.model_fields)
+    elif dataclasses.is_dataclass(cls):
+        names = tuple(field.name for field in dataclasses.fields(cls))
+    return _record_fields.setdefault(cls, names)
 
 
 def _is_json_data(value: object) -> bool:

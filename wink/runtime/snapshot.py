@@ -91,21 +91,14 @@ class Snapshot:
                 saved.append((key, values))
                 known[key] = slice_type
         text = f'{{"version":{SNAPSHOT_VERSION},"slices":[{",".join(parts)}]}}'
-        entries = _slice_entries(_parse_document(text))
+        try:
+            entries = _slice_entries(_parse_document(text))
+        except SnapshotError as error:  # too deep, too large a number: say which value
+            for key, values in saved:
+                _refuse_unsavable(key, values)
+            raise SnapshotError(f"the snapshot would not be read back: {error}") from None
         for (key, values), entry in zip(saved, entries, strict=True):
-            try:
-                loaded = _items_contract(known[key]).parse(to_json(entry["items"]))
-            except ContractViolation as error:
-                problems = "; ".join(f"{p.path}: {p.reason}" for p in error.problems)
-                raise SnapshotError(
-                    f"slice {key} cannot be written as JSON: it would not be read back: {problems}"
-                ) from None
-            for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
-                found = difference(before, after, [position])
-                if found is not None:
-                    raise SnapshotError(
-                        f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
-                    )
+            _check_read_back(key, known[key], values, entry["items"])
         return text
 
     @classmethod
@@ -153,20 +146,51 @@ def _items_contract(slice_type: type[Any]) -> Contract[Any]:
 
 def _slice_text(slice_type: type[Any], key: str, kind: str, values: SliceValues[Any]) -> str:
     """One slice's JSON object, or ``SnapshotError`` for a value JSON cannot hold."""
+    contract = _items_contract(slice_type)
+    try:
+        items = contract.dump_json(list(values))
+    except Exception:
+        _refuse_unsavable(key, values)
+        raise SnapshotError(
+            f"slice {key} cannot be written as JSON: {_dump_failure(contract, values)}"
+        ) from None
+    return f'{{"type":{json.dumps(key)},"kind":"{kind}","items":{items}}}'
+
+
+def _check_read_back(
+    key: str, slice_type: type[Any], values: SliceValues[Any], items: list[Any]
+) -> None:
+    """Read ``items`` back as ``from_json`` would and compare them with ``values``.
+
+    Only when something differs are the values searched for what JSON cannot hold
+    (the slower walk that names the cause); a clean slice costs one read and one
+    comparison.
+    """
+    try:
+        loaded = _items_contract(slice_type).parse(to_json(items))
+    except ContractViolation as error:
+        _refuse_unsavable(key, values)
+        problems = "; ".join(f"{p.path}: {p.reason}" for p in error.problems)
+        raise SnapshotError(
+            f"slice {key} cannot be written as JSON: it would not be read back: {problems}"
+        ) from None
+    for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
+        found = difference(before, after, [position])
+        if found is not None:
+            _refuse_unsavable(key, values)
+            raise SnapshotError(
+                f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
+            )
+
+
+def _refuse_unsavable(key: str, values: SliceValues[Any]) -> None:
+    """Raise ``SnapshotError`` naming the first value JSON cannot hold, if any."""
     for position, value in enumerate(values):
         found = unsavable(value, [position])
         if found is not None:
             raise SnapshotError(
                 f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
             )
-    contract = _items_contract(slice_type)
-    try:
-        items = contract.dump_json(list(values))
-    except Exception:
-        raise SnapshotError(
-            f"slice {key} cannot be written as JSON: {_dump_failure(contract, values)}"
-        ) from None
-    return f'{{"type":{json.dumps(key)},"kind":"{kind}","items":{items}}}'
 
 
 def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
