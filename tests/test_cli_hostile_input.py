@@ -314,6 +314,35 @@ def test_a_target_that_prints_leaves_the_validate_summary_alone(
     assert captured.err == "loading tools\n"
 
 
+SURROGATE_TARGET = """\
+from dataclasses import dataclass, field
+
+from wink import Tool
+
+
+@dataclass
+class Lookup:
+    query: str = field(metadata={"description": "look \\ud800 up"})
+
+
+tools = [Tool[Lookup, None](name="lookup", description="Look things up.")]
+"""
+
+
+def test_a_description_holding_a_lone_surrogate_is_printed_and_exported_as_its_json_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "odd.py").write_text(SURROGATE_TARGET)
+    assert main(["tools", "odd.py:tools"]) == 0
+    out = capsys.readouterr().out
+    assert '"description": "look \\ud800 up"' in out
+    spec = json.loads(out)[0]["function"]["parameters"]["properties"]["query"]
+    assert spec["description"] == "look \ud800 up"
+    assert main(["schemas", "export", "odd.py:tools", "--out", "out"]) == 0
+    assert main(["schemas", "check", "odd.py:tools", "--dir", "out"]) == 0
+    assert capsys.readouterr().out.endswith("out is up to date (7 files)\n")
+
+
 # Recorded ToolInvoked lines keep what JSON cannot carry escaped
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from wink.cli.export import (
     build_schema_files,
     check_schema_files,
     committed_options,
+    json_text,
     options_mismatch,
     write_schema_files,
 )
@@ -89,7 +89,7 @@ class ToolsCommand(Command):
         )
         with output_to_stderr():
             specs = dialect.specs(_resolve(self.targets, settings))
-        print(json.dumps(specs, indent=2, ensure_ascii=False))
+        sys.stdout.write(json_text(specs))
         return 0
 
 

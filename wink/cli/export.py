@@ -94,8 +94,13 @@ def build_schema_files(
 
 
 def json_text(value: object) -> str:
-    """The one text form of every schema file."""
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    """The one text form of every schema file (and of ``wink tools``' output).
+
+    A lone surrogate (a description written with a ``\\ud800`` escape) is written as
+    its JSON escape, so the text is always valid UTF-8 and still the same JSON.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
