@@ -445,6 +445,40 @@ def test_from_json_refuses_text_holding_a_lone_surrogate_saying_where() -> None:
     )
 
 
+def test_a_type_held_as_both_state_and_log_is_refused_by_to_json() -> None:
+    holder = Snapshot(state={Count: (Count(n=1),)}, log={Count: (Count(n=2),)})
+    with pytest.raises(SnapshotError) as raised:
+        holder.to_json()
+    assert str(raised.value) == (
+        f"slice {HERE}:Count cannot be written as JSON: it is both a state and a log slice"
+    )
+
+
+def test_two_slice_types_with_one_name_are_refused_by_to_json() -> None:
+    def make() -> type[Any]:
+        @dataclass(frozen=True)
+        class Twin:
+            n: int
+
+        return Twin
+
+    first, second = make(), make()
+    holder = Snapshot(state={first: (first(1),), second: (second(2),)})
+    with pytest.raises(SnapshotError) as raised:
+        holder.to_json()
+    assert str(raised.value) == (
+        f"slice {HERE}:test_two_slice_types_with_one_name_are_refused_by_to_json.<locals>."
+        "make.<locals>.Twin cannot be written as JSON: another slice type has the same module "
+        "and name"
+    )
+
+
+def test_from_json_types_must_be_classes() -> None:
+    with pytest.raises(TypeError) as raised:
+        Snapshot.from_json('{"version":1,"slices":[]}', types=["Note"])  # type: ignore[list-item]  # the mistake under test
+    assert str(raised.value) == "from_json(types=...) takes classes, got 'Note'"
+
+
 def test_from_json_refuses_what_is_not_text() -> None:
     with pytest.raises(SnapshotError) as raised:
         Snapshot.from_json(5)  # type: ignore[arg-type]  # the mistake under test

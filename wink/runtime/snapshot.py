@@ -87,6 +87,16 @@ class Snapshot:
         for kind, slice_map in (("state", self.state), ("log", self.log)):
             for slice_type, values in slice_map.items():
                 key = _type_key(slice_type)
+                if key in known:
+                    # from_json would find the name twice and could not tell them apart.
+                    raise SnapshotError(
+                        f"slice {key} cannot be written as JSON: "
+                        + (
+                            "it is both a state and a log slice"
+                            if known[key] is slice_type
+                            else "another slice type has the same module and name"
+                        )
+                    )
                 parts.append(_slice_text(slice_type, key, kind, values))
                 saved.append((key, values))
                 known[key] = slice_type
@@ -116,7 +126,7 @@ class Snapshot:
                 f"from_json takes the JSON text (str or bytes), got {type(text).__qualname__}"
             )
         document = _parse_document(text)
-        known = None if types is None else {_type_key(tp): tp for tp in types}
+        known = None if types is None else _known_types(types)
         maps: dict[str, dict[type[Any], SliceValues[Any]]] = {"state": {}, "log": {}}
         seen: dict[type[Any], int] = {}
         for index, entry in enumerate(_slice_entries(document)):
@@ -129,6 +139,15 @@ class Snapshot:
             seen[slice_type] = index
             maps[kind][slice_type] = values
         return cls(MappingProxyType(maps["state"]), MappingProxyType(maps["log"]))
+
+
+def _known_types(types: Iterable[type[Any]]) -> dict[str, type[Any]]:
+    known: dict[str, type[Any]] = {}
+    for tp in types:
+        if not isinstance(tp, type):
+            raise TypeError(f"from_json(types=...) takes classes, got {tp!r:.60}")
+        known[_type_key(tp)] = tp
+    return known
 
 
 def _type_key(slice_type: type[Any]) -> str:
