@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field, computed_field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
 from wink.runtime import Session, Snapshot, SnapshotError, ToolCall, ToolExecutor, ToolInvoked
@@ -233,6 +233,15 @@ class Weights(BaseModel):
     by_name: dict[str, int]
 
 
+class Blob(BaseModel):
+    data: bytes = b""
+
+
+class Base64Blob(BaseModel):
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+    data: bytes = b""
+
+
 def chain(depth: int) -> Node:
     node = Node()
     for _ in range(depth - 1):
@@ -297,6 +306,11 @@ def test_a_chain_196_levels_deep_saves_and_loads() -> None:
         ),
         (Excluded(secret="s"), '[0].secret: it would be read back as "default", not "s"'),
         (
+            Blob(data=b"ok\xff"),
+            "[0].data: bytes that are not UTF-8 (at byte 2) cannot be written as a JSON string; "
+            "a model with ser_json_bytes and val_json_bytes set to 'base64' keeps any",
+        ),
+        (
             Count(n=huge_int()),
             "[0].n: an integer of more than 4300 digits cannot be read back from JSON",
         ),
@@ -308,6 +322,10 @@ def test_to_json_refuses_what_would_not_load_back_naming_slice_and_path(
     assert refusal(value) == (
         f"slice {HERE}:{type(value).__qualname__} cannot be written as JSON: {message}"
     )
+
+
+def test_bytes_of_a_base64_model_save_and_load_whatever_they_hold() -> None:
+    assert round_trip(Base64Blob(data=b"\xff\x00")).state[Base64Blob][0].data == b"\xff\x00"
 
 
 def test_an_excluded_field_holding_its_default_saves_and_loads() -> None:
@@ -350,6 +368,11 @@ def test_a_naive_datetime_stays_naive() -> None:
             "[0].at: the time zone 'Europe/Paris' would be saved as its offset at that moment "
             "(+01:00) and read back without its name; save UTC or a fixed offset, and the "
             "zone name in a field of its own",
+        ),
+        (
+            Clock(at=time(9, tzinfo=ZoneInfo("Europe/Paris"))),
+            "[0].at: the time zone 'Europe/Paris' gives this value no UTC offset, so it would "
+            "be read back without a zone",
         ),
         (
             Stamp(at=datetime(2025, 1, 1, tzinfo=timezone(timedelta(hours=1), "CET"))),

@@ -38,10 +38,21 @@ Path = list[str | int]
 
 def unsavable(value: object, path: Path) -> tuple[Path, str] | None:
     """The first part of ``value`` JSON cannot hold exactly, with why; ``None`` if none."""
-    return _unsavable(value, path, 0)
+    return _unsavable(value, path, 0, base64_bytes=False)
 
 
-def _unsavable(value: object, path: Path, depth: int) -> tuple[Path, str] | None:
+def _unsavable(
+    value: object, path: Path, depth: int, *, base64_bytes: bool
+) -> tuple[Path, str] | None:
+    if isinstance(value, bytes) and not base64_bytes:
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return path, (
+                f"bytes that are not UTF-8 (at byte {error.start}) cannot be written as a JSON "
+                "string; a model with ser_json_bytes and val_json_bytes set to 'base64' keeps any"
+            )
+        return None
     reason = _scalar_problem(value)
     if reason is not None:
         return path, reason
@@ -49,6 +60,8 @@ def _unsavable(value: object, path: Path, depth: int) -> tuple[Path, str] | None
     if children is None or _serializes_itself(type(value)):
         return None
     skipped = _self_serialized_fields(type(value))
+    if isinstance(value, BaseModel):
+        base64_bytes = type(value).model_config.get("ser_json_bytes") == "base64"
     if not isinstance(value, RootModel):
         depth += 1
     if depth > MAX_DEPTH:
@@ -58,7 +71,7 @@ def _unsavable(value: object, path: Path, depth: int) -> tuple[Path, str] | None
             continue  # the type writes it its own way: only reading it back can judge it
         if isinstance(key, str) and not _is_unicode(key):
             return [*path, key], "a key holding a lone surrogate cannot be written as JSON"
-        found = _unsavable(child, [*path, key], depth)
+        found = _unsavable(child, [*path, key], depth, base64_bytes=base64_bytes)
         if found is not None:
             return found
     return None
@@ -145,8 +158,13 @@ def _text_problem(text: str) -> str | None:
 
 def _zone_problem(zone: tzinfo | None, offset: timedelta | None) -> str | None:
     """Why a time zone does not survive as a JSON date-time's fixed UTC offset."""
-    if zone is None or offset is None:
+    if zone is None:
         return None
+    if offset is None:  # a ZoneInfo on a time of day: no date, so no offset
+        return (
+            f"the time zone {str(zone)!r} gives this value no UTC offset, so it would be "
+            "read back without a zone"
+        )
     if offset % timedelta(minutes=1):
         return (
             f"the UTC offset {_offset(offset)} has seconds, which a JSON date-time "
