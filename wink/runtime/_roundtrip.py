@@ -1,12 +1,14 @@
 """Whether slice values come back from a snapshot's JSON exactly.
 
 ``Snapshot.to_json`` refuses a value it could write but ``from_json`` could not
-read back, or would read back as something else. Two checks find them, each with
-the path of the offending part (Python attribute names and indexes):
-``unsavable`` looks for values JSON cannot hold before writing, and ``difference``
-compares what was saved with what reading the JSON gave back, which catches what
+read back, or would read back as something else. It reads each slice back and
+``difference`` compares what was saved with what came back, which catches what
 a type's own serialization changes (computed fields, custom serializers,
-excluded fields, aliases that differ between reading and writing).
+excluded fields, aliases that differ between reading and writing) and time zones
+that would lose their name. Only when something fails does ``unsavable`` walk
+the values for the cause JSON cannot hold (NaN, lone surrogates, huge integers,
+deep nesting), so that the error names it. Both give the path of the offending
+part in Python terms (attribute names and indexes).
 """
 
 from __future__ import annotations
