@@ -5,17 +5,27 @@ from __future__ import annotations
 import base64
 import enum
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    RootModel,
+    computed_field,
+    field_serializer,
+)
+from typing_extensions import TypedDict
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
 from wink.runtime import Session, Snapshot, SnapshotError, ToolCall, ToolExecutor, ToolInvoked
@@ -547,6 +557,20 @@ class Dog(BaseModel):
     good: bool = True
 
 
+class Span(TypedDict):
+    start: int
+    label: str
+
+
+class Corner(NamedTuple):
+    x: int
+    y: str
+
+
+class Labels(RootModel[list[str]]):
+    pass
+
+
 @dataclass(frozen=True)
 class Everything:
     text: str
@@ -575,6 +599,11 @@ class Everything:
     choice: int | str
     pet: Annotated[Cat | Dog, Field(discriminator="kind")]
     tree: Branch
+    span_dict: Span
+    corner: Corner
+    labels: Labels
+    link: HttpUrl
+    pattern: re.Pattern[str]
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -621,6 +650,11 @@ EVERYTHING = st.builds(
     choice=st.integers() | TEXT,
     pet=st.builds(Cat, lives=st.integers(0, 9)) | st.builds(Dog, good=st.booleans()),
     tree=BRANCHES,
+    span_dict=st.fixed_dictionaries({"start": st.integers(), "label": TEXT}),
+    corner=st.builds(Corner, st.integers(), TEXT),
+    labels=st.lists(TEXT, max_size=3).map(Labels),
+    link=st.sampled_from(["https://example.com/a?b=1", "http://x.org/"]).map(HttpUrl),
+    pattern=st.sampled_from(["a+", "^[0-9]{2}$", ""]).map(re.compile),
     extra=st.dictionaries(TEXT, JSON_DATA, max_size=3),
 )
 HOSTILE_TEXT = st.lists(st.characters() | st.characters(categories=["Cs"]), max_size=8).map("".join)
