@@ -512,6 +512,14 @@ def test_from_json_types_must_be_classes() -> None:
     assert str(raised.value) == "from_json(types=...) takes classes, got 'Note'"
 
 
+def test_from_json_refuses_bytes_that_are_not_utf8_saying_where() -> None:
+    with pytest.raises(SnapshotError) as raised:
+        Snapshot.from_json(b'{"version":1,"slices":[{"type":"\xff"}]}')
+    assert (
+        str(raised.value) == "snapshot is not valid JSON: not UTF-8 at byte 32, in slices[0].type"
+    )
+
+
 def test_from_json_refuses_what_is_not_text() -> None:
     with pytest.raises(SnapshotError) as raised:
         Snapshot.from_json(5)  # type: ignore[arg-type]  # the mistake under test

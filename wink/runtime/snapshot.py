@@ -228,6 +228,15 @@ def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
 def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
     """The document's top level, checked; its JSON read by pydantic's reader, whose limits
     (200 levels, integers of 4300 digits) are the snapshot's."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            bytes(text).decode("utf-8")
+        except UnicodeDecodeError as error:
+            before = bytes(text[: error.start]).decode("utf-8")
+            raise SnapshotError(
+                f"snapshot is not valid JSON: not UTF-8 at byte {error.start}, in "
+                f"{path_at(before, 1, len(before) + 1)}"
+            ) from None
     if isinstance(text, str):
         try:
             text = text.encode("utf-8")
