@@ -193,6 +193,11 @@ def _check_read_back(
         raise SnapshotError(
             f"slice {key} cannot be written as JSON: it would not be read back: {problems}"
         ) from None
+    if len(loaded) != len(values):
+        raise SnapshotError(
+            f"slice {key} cannot be written as JSON: {len(values)} items would be read back "
+            f"as {len(loaded)}"
+        )
     for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
         found = difference(before, after, [position])
         if found is not None:
