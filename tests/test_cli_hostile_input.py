@@ -115,7 +115,7 @@ def test_an_endless_line_is_reported_at_the_limit_and_memory_stays_flat() -> Non
     assert peak < 4 * (1 << 20)  # the limit and one chunk, not the 256 MiB line
 
 
-def test_dev_zero_is_reported_as_too_long_within_a_second_with_flat_memory() -> None:
+def test_dev_zero_is_reported_as_too_long_at_once_with_flat_memory() -> None:
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero")
     command = [sys.executable, "-c", "import sys; from wink.cli import main; sys.exit(main())"]
@@ -279,6 +279,32 @@ def test_a_target_attribute_whose_property_raises_is_one_line(
     assert main(["tools", "lazy.py:box.tools"]) == 1
     assert capsys.readouterr().err == (
         "wink: target 'lazy.py:box.tools': reading 'tools' failed at lazy.py:4: KeyError: 'gone'\n"
+    )
+
+
+def test_a_prompt_whose_rendering_raises_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "unrenderable.py").write_text(
+        "from wink import Prompt, PromptTemplate\n"
+        "class Broken(Prompt):\n"
+        "    def render(self, *args, **kwargs):\n"
+        "        raise LookupError('no such section')\n"
+        "prompt = Broken(PromptTemplate(ns='t', key='k', sections=[]))\n"
+    )
+    assert main(["tools", "unrenderable.py:prompt"]) == 1
+    assert capsys.readouterr().err == (
+        "wink: target 'unrenderable.py:prompt': rendering the prompt failed at "
+        "unrenderable.py:4: LookupError: no such section\n"
+    )
+
+
+def test_control_characters_in_a_one_line_error_are_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schemas", "check", TOOLS, "--dir", "out\x1b[2J"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "wink: schema directory out\\x1b[2J does not exist; create it with: "
     )
 
 
