@@ -467,3 +467,56 @@ def test_a_settings_list_that_is_broken_json_is_said_in_json_terms(
         "wink: invalid setting 'targets' (WINK_TARGETS or [tool.wink] in pyproject.toml): "
         "not a valid JSON array (Expecting ',' delimiter at column 3) (got '[1')\n"
     )
+
+
+# wink trace reads saved sessions as from_json does
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            '{"version":1,"slices":' + "[" * 100_000 + "]" * 100_000 + "}",
+            "snapshot is not valid JSON: nested more than 200 objects and arrays deep at "
+            "slices[0][0][0][0][0][0][0]... (201 levels deep) (line 1 column 223)",
+        ),
+        (
+            '{"version":1,"slices":[' + "9" * 5000 + "]}",
+            "snapshot is not valid JSON: a number too large to read (integers have at most "
+            "4300 digits) at slices[0] (line 1 column 4325)",
+        ),
+    ],
+)
+def test_wink_trace_says_what_is_wrong_with_a_hostile_snapshot_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    saved = tmp_path / "bad.json"
+    saved.write_text(content)
+    assert main(["trace", str(saved), "--html", str(tmp_path / "out.html")]) == 1
+    assert capsys.readouterr().err == f"wink: {saved}: {message}\n"
+
+
+def test_wink_trace_shows_escaped_raw_values_as_they_were_received(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    moment = datetime(2025, 1, 1, tzinfo=UTC)
+    session = Session()
+    session.dispatch(
+        ToolInvoked(
+            "p",
+            "se\ud800",
+            "id-1",
+            None,
+            b'{"q": "\xff"}',
+            ToolResult.error("no"),
+            "",
+            moment,
+            moment,
+        )
+    )
+    saved = tmp_path / "session.json"
+    saved.write_text(session.snapshot().to_json())
+    assert main(["trace", str(saved)]) == 0
+    page = capsys.readouterr().out
+    assert '<span class="tool">se\\ud800</span>' in page
+    assert "{&quot;q&quot;: &quot;\\xff&quot;}" in page

@@ -43,10 +43,12 @@ _LARGEST_INT = 10**4300  # Python reads integers of at most 4300 digits from tex
 
 
 class Escaped(TypedDict):
-    """A raw value JSON cannot carry as itself (see the module)."""
+    """A value received that JSON cannot carry as itself, kept exactly."""
 
     escaped: Literal["bytes", "text", "mapping"]
+    """What it was: bytes, text holding lone surrogates, or a mapping plain JSON would change."""
     data: str
+    """Base64 of the bytes; of the text's UTF-8 (surrogates kept); of the mapping's JSON."""
 
 
 _ESCAPED_KEYS = frozenset(Escaped.__annotations__)

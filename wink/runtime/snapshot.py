@@ -17,7 +17,7 @@ from wink.runtime._json_path import path_at
 from wink.runtime._roundtrip import describe, difference, unsavable
 from wink.runtime._vector import SliceValues
 
-__all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotError"]
+__all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotError", "read_document"]
 
 SNAPSHOT_VERSION = 1
 """Version of the JSON layout written by ``Snapshot.to_json``."""
@@ -228,6 +228,13 @@ def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
             reason = text.rpartition("ValueError: ")[2] or text
             return f"[{position}]: {reason.removeprefix('<root>: ')}"
     return "the items cannot be serialized together"
+
+
+def read_document(text: str | bytes | bytearray) -> dict[str, Any]:
+    """The decoded JSON of a snapshot, its top level checked (``{"version": 1, "slices":
+    ...}``), without reading any slice: ``SnapshotError`` saying where for anything else.
+    """
+    return _parse_document(text)
 
 
 def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from wink.runtime.snapshot import SNAPSHOT_VERSION, SnapshotError
+from wink.runtime._raw import decode
+from wink.runtime.snapshot import SNAPSHOT_VERSION, SnapshotError, read_document
 
 __all__ = ["TOOL_INVOKED", "render_snapshot_json", "render_snapshot_document"]
 
@@ -63,11 +64,7 @@ def render_snapshot_json(text: str | bytes, *, title: str = "wink session") -> s
 
     Raises ``SnapshotError`` when ``text`` is not such a document.
     """
-    try:
-        document = json.loads(text)
-    except ValueError as error:
-        raise SnapshotError(f"snapshot is not valid JSON: {error}") from None
-    return render_snapshot_document(document, title=title)
+    return render_snapshot_document(read_document(text), title=title)
 
 
 def render_snapshot_document(document: object, *, title: str = "wink session") -> str:
@@ -146,7 +143,7 @@ def _timeline(calls: list[Any]) -> str:
 
 
 def _call_entry(index: int, call: Any, origin: datetime | None) -> str:
-    data = call if isinstance(call, dict) else {}
+    data = _raw_values_read(call) if isinstance(call, dict) else {}
     name = str(data.get("name", "?"))
     outcome, rolled_back = _outcome(data)
     css = "call" if outcome == "ok" else "call failed"
@@ -184,6 +181,23 @@ def _call_entry(index: int, call: Any, origin: datetime | None) -> str:
     return f"<li {attributes}>" + "".join(body) + "</li>"
 
 
+def _raw_values_read(call: dict[str, Any]) -> dict[str, Any]:
+    """The call with what it keeps as received (escaped where JSON cannot carry it)
+    read back, and shown as text: bytes as UTF-8, a lone surrogate as its escape."""
+    data = dict(call)
+    for key in ("name", "call_id", "arguments", "rendered_output"):
+        try:
+            value = decode(data.get(key))
+        except ValueError:
+            continue  # not a form wink writes: shown as it is
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "backslashreplace")
+        if isinstance(value, str):
+            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        data[key] = value
+    return data
+
+
 def _outcome(call: Any) -> tuple[str, bool]:
     """(outcome, whether it was rolled back) of a recorded call."""
     result = call.get("result") if isinstance(call, dict) else None
@@ -207,7 +221,8 @@ def _arguments(arguments: object) -> str:
             return arguments
     if arguments is None:
         return "(none)"
-    return json.dumps(arguments, indent=2, ensure_ascii=False)
+    text = json.dumps(arguments, indent=2, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _slice_list(slices: list[tuple[str, list[Any]]], empty: str) -> str:
