@@ -28,7 +28,16 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
-from wink.runtime import Session, Snapshot, SnapshotError, ToolCall, ToolExecutor, ToolInvoked
+from wink.adapters.events import PromptExecuted, PromptRendered
+from wink.runtime import (
+    Session,
+    Snapshot,
+    SnapshotError,
+    TokenUsage,
+    ToolCall,
+    ToolExecutor,
+    ToolInvoked,
+)
 
 HERE = __name__
 MOMENT = datetime(2025, 1, 1, tzinfo=UTC)
@@ -167,6 +176,14 @@ def test_a_mapping_argument_that_json_cannot_keep_exactly_is_refused_naming_the_
         "cannot be kept as JSON: it holds a tuple, a non-string key or another value JSON "
         "would change"
     )
+
+
+def test_an_evaluation_whose_model_text_holds_a_lone_surrogate_saves_and_loads() -> None:
+    executed = PromptExecuted("p", "openai", "hi \ud800", None, 1, 0, TokenUsage(), MOMENT, MOMENT)
+    rendered = PromptRendered("p", "openai", "Say \udfff", ("search",), MOMENT)
+    loaded = round_trip(executed, rendered)
+    assert loaded.state[PromptExecuted][0].text == "hi \ud800"
+    assert loaded.state[PromptRendered][0].text == "Say \udfff"
 
 
 def test_an_escaped_form_that_is_not_base64_is_refused_on_load_with_its_path() -> None:

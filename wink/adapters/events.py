@@ -8,6 +8,7 @@ from typing import Any
 
 from wink.errors import EvaluationPhase
 from wink.runtime.budget import TokenUsage
+from wink.runtime.events import RawText
 
 __all__ = ["PromptExecuted", "PromptRendered"]
 
@@ -20,8 +21,8 @@ class PromptRendered:
     """The prompt's name."""
     adapter: str
     """Which adapter evaluates it (``"openai"``, ``"anthropic"``, ``"gemini"``, ...)."""
-    text: str
-    """The rendered text sent to the model."""
+    text: RawText
+    """The rendered text sent to the model (saved escaped if it holds a lone surrogate)."""
     tool_names: tuple[str, ...]
     """The tools the model is shown, in order."""
     rendered_at: datetime
@@ -36,8 +37,9 @@ class PromptExecuted:
     """The prompt's name."""
     adapter: str
     """Which adapter evaluated it."""
-    text: str | None
-    """The model's final text, if any."""
+    text: RawText | None
+    """The model's final text, if any, as received (saved escaped if it holds a lone
+    surrogate, so a session always saves)."""
     output: Any
     """The parsed structured output; ``None`` for a text prompt or a failure."""
     turns: int
@@ -50,7 +52,7 @@ class PromptExecuted:
     """When the evaluation started (timezone-aware)."""
     finished_at: datetime
     """When it ended (timezone-aware)."""
-    error: str | None = None
+    error: RawText | None = None
     """Why the evaluation stopped, or ``None`` when it succeeded."""
     phase: EvaluationPhase | None = None
     """Where it stopped (see ``PromptEvaluationError.phase``), or ``None``."""

@@ -11,7 +11,7 @@ from wink.runtime._raw import RawArguments, RawText, decode
 from wink.runtime.call import ToolCall
 from wink.tools import ToolResult
 
-__all__ = ["ToolInvoked", "recorded_call"]
+__all__ = ["RawArguments", "RawText", "ToolInvoked", "recorded_call"]
 
 
 @dataclass(frozen=True, slots=True)
