@@ -251,7 +251,9 @@ def test_host_refuses_symlink_leading_outside_the_root(tmp_path: Path) -> None:
     filesystem = HostFilesystem(tmp_path / "root")
     with pytest.raises(FilesystemError) as raised:
         filesystem.read("link/key.txt")
-    assert str(raised.value) == "path 'link/key.txt' resolves outside the root through a symlink"
+    assert str(raised.value) == (
+        "path 'link/key.txt' goes through the symlink 'link'; symlinks are never followed"
+    )
 
 
 def test_host_refuses_writing_through_a_symlinked_file_outside(tmp_path: Path) -> None:
@@ -263,11 +265,15 @@ def test_host_refuses_writing_through_a_symlinked_file_outside(tmp_path: Path) -
     assert (tmp_path / "target.txt").read_text() == "original"
 
 
-def test_host_follows_symlinks_that_stay_inside_the_root(tmp_path: Path) -> None:
+def test_host_refuses_symlinks_even_when_they_stay_inside_the_root(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.txt").write_text("inside")
     (tmp_path / "alias").symlink_to(tmp_path / "real")
-    assert HostFilesystem(tmp_path).read("alias/a.txt") == "inside"
+    with pytest.raises(FilesystemError) as raised:
+        HostFilesystem(tmp_path).read("alias/a.txt")
+    assert str(raised.value) == (
+        "path 'alias/a.txt' goes through the symlink 'alias'; symlinks are never followed"
+    )
 
 
 def test_host_rooted_at_slash_reaches_files_by_absolute_and_relative_paths(

@@ -7,8 +7,11 @@ call and restores them when the call fails, so neither may copy its whole state 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import errno
 import os
-import shutil
+import secrets
+import stat
 import threading
 import weakref
 from collections.abc import Mapping
@@ -255,9 +258,48 @@ def _without_file(directory: _Directory, parts: tuple[str, ...]) -> _Directory:
     return {**directory, name: _without_file(child, rest)}
 
 
-# What a path held before its first change since a snapshot: the file's bytes, or
-# ``None`` when nothing was there (a file we created, or a directory we created).
-_Prior: TypeAlias = "bytes | None"
+# --- on the host ----------------------------------------------------------------------------
+
+# Every name is opened relative to an open directory, never followed if it is a
+# symlink, and files are opened without blocking (a FIFO would wait for a writer).
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEEDED = (os.open, os.stat, os.mkdir, os.unlink, os.rmdir, os.rename, os.symlink, os.readlink)
+_MAX_HELD_DIRECTORIES = 64
+"""Directories a journal keeps open to undo its changes wherever they were moved."""
+
+_Identity: TypeAlias = tuple[int, int]
+"""``(st_dev, st_ino)``: what an entry is, whatever name it has now."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PriorFile:
+    data: bytes
+    mode: int
+    made: int | None
+    """When this filesystem made the file (its clock), or ``None``: someone else did."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PriorLink:
+    target: str
+    made: int | None
+
+
+# What an entry was before its first change since a snapshot; ``None``: no entry.
+_Prior: TypeAlias = "_PriorFile | _PriorLink | None"
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """The first change, since a snapshot, of the entry ``name`` of one directory."""
+
+    parent: tuple[str, ...]
+    """The directory's path from the root when the change was made."""
+    directory: _Identity
+    name: str
+    prior: _Prior
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -265,38 +307,82 @@ class _HostSnapshot:
     owner: HostFilesystem
     position: int
     """Length of the owner's journal (counted from its start) when taken."""
+    epoch: int
+    """The owner's clock when taken: entries it made later are ``epoch`` greater."""
+
+
+class _NotDirectory(FilesystemError):
+    """A name on the path is a file, not a directory."""
 
 
 class HostFilesystem:
     """A ``Filesystem`` confined to the directory ``root`` on the host.
 
-    Any path that escapes ``root`` lexically (``..``, an absolute path elsewhere) or
-    through a symlink is refused; symlinks that stay inside ``root`` are followed.
-    ``mount_point`` is the resolved ``root``.
+    Every operation opens ``root`` once (at construction) and then each name of a
+    path relative to the directory opened before it, refusing symlinks: a path
+    that goes through or ends at a symlink is refused, whether the link points
+    inside or outside the root. Writes go to a new file in the target's directory
+    that replaces the target atomically, so a hard link to an outside file is
+    never written through. FIFOs, sockets and devices are refused without being
+    waited on. ``mount_point`` is the resolved ``root``. See the module docstring
+    for what is and is not confined.
 
     Snapshots are copy-on-write: ``snapshot()`` only records the journal's length.
-    While a snapshot is alive, the first write or delete of a path since the most
-    recent snapshot appends the path's prior bytes (or its absence) to the journal;
-    ``restore(token)`` replays the journal backwards to the token, so it costs only
-    the paths touched since. Nested snapshots share one journal. A snapshot taken
-    after ``token`` is invalid once ``token`` is restored. When no snapshot is
-    referenced any more, the journal is dropped (tokens are held weakly).
+    While a snapshot is alive, the first change of an entry since the most recent
+    snapshot appends the entry's prior content (a file's bytes and mode, a link's
+    target, or its absence) to the journal, with the identity of its directory.
+    ``restore(token)`` undoes the journal backwards to the token: it removes or
+    replaces only entries this filesystem made since the token (by inode), so
+    what others created meanwhile is kept. Nested snapshots share one journal. A
+    snapshot taken after ``token`` is invalid once ``token`` is restored. When no
+    snapshot is referenced any more, the journal is dropped (tokens are held weakly).
     """
 
-    __slots__ = ("_journal", "_journal_start", "_lock", "_mount", "_root", "_snapshots", "_touched")
+    __slots__ = (
+        "__weakref__",
+        "_clock",
+        "_held",
+        "_journal",
+        "_journal_start",
+        "_lock",
+        "_mount",
+        "_ours",
+        "_root",
+        "_root_fd",
+        "_root_identity",
+        "_snapshots",
+        "_touched",
+    )
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         """A filesystem confined to the existing directory ``root``."""
+        missing = [function.__name__ for function in _NEEDED if function not in os.supports_dir_fd]
+        if missing:
+            raise FilesystemError(
+                "HostFilesystem needs directory-relative file operations (dir_fd) that "
+                f"this platform lacks for: {', '.join(missing)}"
+            )
         resolved = os.path.realpath(root)
-        if not os.path.isdir(resolved):
-            raise FilesystemError(f"root is not a directory: {os.fspath(root)!r}")
+        try:
+            self._root_fd = os.open(resolved, _DIRECTORY_FLAGS)
+        except OSError:
+            raise FilesystemError(f"root is not a directory: {os.fspath(root)!r}") from None
         self._root = resolved
+        self._root_identity = _identity(os.fstat(self._root_fd))
         self._mount = _Mount.at(resolved)
         self._lock = threading.RLock()
-        self._journal: builtins.list[tuple[str, _Prior]] = []
+        self._journal: builtins.list[_Change] = []
         self._journal_start = 0
         self._snapshots: builtins.list[weakref.ref[_HostSnapshot]] = []
-        self._touched: set[str] = set()
+        self._touched: set[tuple[_Identity, str]] = set()
+        self._clock = 0
+        # Entries this filesystem made (files written, directories created, entries
+        # put back by a restore), with the clock when made: what a restore may remove.
+        self._ours: dict[_Identity, int] = {}
+        # Directories the journal's changes were made in, kept open so that a restore
+        # finds them even if they were renamed or a symlink took their place.
+        self._held: dict[_Identity, int] = {}
+        weakref.finalize(self, _close_descriptors, self._root_fd, self._held)
 
     @property
     def mount_point(self) -> str:
@@ -309,26 +395,35 @@ class HostFilesystem:
         return self._root
 
     def normalize(self, path: str) -> str:
-        """The canonical relative POSIX path of ``path`` (lexical: symlinks are not read)."""
+        """The canonical relative POSIX path of ``path`` (lexical: no symlink is ever followed)."""
         return _joined(self._mount.relative(path))
 
     def read(self, path: str) -> str:
         """The text (UTF-8) of the file at ``path``."""
-        host_path = self._host_path(path)
+        parts = self._mount.relative(path)
+        if not parts:
+            raise FilesystemError(f"is a directory, not a file: {path!r}")
+        directory = self._open_parent(parts, path, "read")
         try:
-            with open(host_path, encoding="utf-8", newline="") as file:
-                return file.read()
-        except FileNotFoundError:
-            raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
+            data, _ = _read_regular(directory, parts[-1], path, "read")
+        finally:
+            os.close(directory)
+        try:
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             raise FilesystemError(f"not a UTF-8 text file: {path!r}") from None
-        except OSError as error:
-            raise FilesystemError(f"cannot read {path!r}: {error.strerror}") from None
 
     def write(self, path: str, content: str) -> None:
-        """Create or replace the file at ``path``, creating missing parent directories."""
-        host_path = self._host_path(path)
-        # Encoded before the file is opened: a failure must leave the file untouched.
+        """Create or replace the file at ``path``, creating missing parent directories.
+
+        The content goes to a new file in the same directory, which then replaces
+        the target in one step: readers see the old or the new content, never part
+        of it; a replaced file keeps its permission bits, not its other links.
+        """
+        parts = self._mount.relative(path)
+        if not parts:
+            raise FilesystemError(f"is a directory, not a file: {path!r}")
+        # Encoded before anything is touched: a failure must leave the file untouched.
         try:
             data = content.encode("utf-8")
         except UnicodeEncodeError as error:
@@ -337,75 +432,311 @@ class HostFilesystem:
                 f"character {error.start})"
             ) from None
         with self._lock:
-            if os.path.isdir(host_path):
-                raise FilesystemError(f"is a directory, not a file: {path!r}")
-            self._record_missing_parents(host_path)
-            self._record(host_path)
+            journaling = self._journaling()
+            directory = self._walk(parts[:-1], path, "write", create=True)
             try:
-                os.makedirs(os.path.dirname(host_path), exist_ok=True)
-                with open(host_path, "wb") as file:
-                    file.write(data)
-            except OSError as error:
-                raise FilesystemError(f"cannot write {path!r}: {error.strerror}") from None
+                self._write_in(directory, parts, path, data, journaling)
+            finally:
+                os.close(directory)
 
     def exists(self, path: str) -> bool:
-        """Whether a file or directory exists at ``path``."""
-        return os.path.exists(self._host_path(path))
+        """Whether an entry (file, directory, or a symlink, not followed) exists at ``path``."""
+        parts = self._mount.relative(path)
+        if not parts:
+            return True
+        try:
+            directory = self._open_parent(parts, path, "check")
+        except (FileNotFoundInFilesystemError, _NotDirectory):
+            return False
+        try:
+            return _lstat(directory, parts[-1], path, "check") is not None
+        finally:
+            os.close(directory)
 
     def delete(self, path: str) -> None:
-        """Remove the file at ``path`` (directories are refused)."""
-        host_path = self._host_path(path)
+        """Remove the file at ``path`` (directories are refused; a symlink itself is removed)."""
+        parts = self._mount.relative(path)
+        if not parts:
+            raise FilesystemError(f"is a directory, not a file: {path!r}")
         with self._lock:
-            if os.path.isdir(host_path):
-                raise FilesystemError(f"is a directory, not a file: {path!r}")
-            if not os.path.exists(host_path):
-                raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
-            self._record(host_path)
+            journaling = self._journaling()
+            directory = self._open_parent(parts, path, "delete")
             try:
-                os.remove(host_path)
-            except OSError as error:
-                raise FilesystemError(f"cannot delete {path!r}: {error.strerror}") from None
+                self._delete_in(directory, parts, path, journaling)
+            finally:
+                os.close(directory)
 
     def snapshot(self) -> object:
         """An O(1) token of the current state, for ``restore``."""
         with self._lock:
             self._forget_released_snapshots()
-            token = _HostSnapshot(self, self._journal_start + len(self._journal))
+            self._clock += 1
+            token = _HostSnapshot(self, self._journal_start + len(self._journal), self._clock)
             self._snapshots.append(weakref.ref(token))
             self._touched = set()
             return token
 
     def restore(self, snapshot: object) -> None:
-        """Put back every path touched since ``snapshot`` was taken."""
+        """Undo every change this filesystem made since ``snapshot`` was taken.
+
+        Raises ``FilesystemError`` naming the changes it could not undo (their
+        directory left the root, or holds entries this filesystem did not make),
+        after undoing all the others.
+        """
         if not isinstance(snapshot, _HostSnapshot) or snapshot.owner is not self:
             raise FilesystemError(f"not a snapshot of this HostFilesystem: {snapshot!r}")
         with self._lock:
             index = self._snapshot_index(snapshot)
             del self._snapshots[index + 1 :]
             keep = snapshot.position - self._journal_start
-            for relative, prior in reversed(self._journal[keep:]):
-                self._put_back(relative, prior)
+            ours = {entry for entry, made in self._ours.items() if made > snapshot.epoch}
+            put_back: dict[_Identity, int] = {}
+            problems: builtins.list[str] = []
+            inside: dict[_Identity, bool] = {}
+            for change in reversed(self._journal[keep:]):
+                problem = self._undo(change, ours, snapshot.epoch, put_back, inside)
+                if problem is not None:
+                    problems.append(problem)
             del self._journal[keep:]
+            self._ours = {
+                entry: made for entry, made in self._ours.items() if made <= snapshot.epoch
+            }
+            # An entry put back stands for the one it replaces, made when that one was.
+            self._ours.update(
+                (entry, made) for entry, made in put_back.items() if made <= snapshot.epoch
+            )
             self._touched = set()
+            if problems:
+                raise FilesystemError(
+                    f"restore of HostFilesystem {self._root!r} could not undo: "
+                    + "; ".join(problems)
+                )
 
     def list(self, path: str = ".") -> builtins.list[str]:
-        """Sorted names directly under the directory ``path``; directories end with ``/``."""
-        host_path = self._host_path(path)
-        try:
-            with os.scandir(host_path) as entries:
-                return sorted(_listed_name(entry) for entry in entries)
-        except FileNotFoundError:
-            raise FileNotFoundInFilesystemError(f"no such directory: {path!r}") from None
-        except NotADirectoryError:
-            raise FilesystemError(f"is a file, not a directory: {path!r}") from None
+        """Sorted names directly under the directory ``path``; directories end with ``/``.
 
-    def _host_path(self, path: str) -> str:
-        lexical = os.path.join(self._root, *self._mount.relative(path))
-        resolved = os.path.realpath(lexical)
-        # Not a prefix test on ``root + os.sep``: for the root "/" that is "//".
-        if os.path.commonpath((self._root, resolved)) != self._root:
-            raise FilesystemError(f"path {path!r} resolves outside the root through a symlink")
-        return resolved
+        A symlink is listed by its name alone, whatever it points to.
+        """
+        parts = self._mount.relative(path)
+        try:
+            directory = self._walk(parts, path, "list", create=False, listing=True)
+        except FileNotFoundInFilesystemError:
+            raise FileNotFoundInFilesystemError(f"no such directory: {path!r}") from None
+        try:
+            with os.scandir(directory) as entries:
+                return sorted(_listed_name(entry) for entry in entries)
+        except OSError as error:
+            raise FilesystemError(f"cannot list {path!r}: {error.strerror}") from None
+        finally:
+            os.close(directory)
+
+    # --- walking ------------------------------------------------------------------------
+
+    def _open_parent(self, parts: tuple[str, ...], path: str, verb: str) -> int:
+        """The directory holding the last name of ``parts``; missing: no such file."""
+        try:
+            return self._walk(parts[:-1], path, verb, create=False)
+        except FileNotFoundInFilesystemError:
+            raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
+
+    def _walk(
+        self, parts: tuple[str, ...], path: str, verb: str, *, create: bool, listing: bool = False
+    ) -> int:
+        """A new descriptor of the directory ``parts``, opened one name at a time.
+
+        With ``create``, missing directories are made (and journaled); the walk never
+        follows a symlink, so it never leaves the root, whatever is swapped meanwhile.
+        With ``listing``, ``path`` names the directory itself, not a file in it.
+        """
+        directory = os.dup(self._root_fd)
+        try:
+            for depth in range(1, len(parts) + 1):
+                target = listing and depth == len(parts)
+                child = self._open_child(directory, parts[:depth], path, verb, create, target)
+                os.close(directory)
+                directory = child
+        except BaseException:
+            os.close(directory)
+            raise
+        return directory
+
+    def _open_child(
+        self,
+        directory: int,
+        walked: tuple[str, ...],
+        path: str,
+        verb: str,
+        create: bool,
+        target: bool,
+    ) -> int:
+        name = walked[-1]
+        try:
+            return os.open(name, _DIRECTORY_FLAGS, dir_fd=directory)
+        except FileNotFoundError:
+            if not create:
+                raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
+        except OSError as error:
+            raise _refusal(directory, walked, path, verb, error, target) from None
+        try:
+            os.mkdir(name, dir_fd=directory)
+        except FileExistsError:
+            pass  # made meanwhile by someone else: opened below like any directory
+        except OSError as error:
+            raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
+        else:
+            self._journal_change(walked[:-1], directory, _identity(os.fstat(directory)), name, None)
+        try:
+            child = os.open(name, _DIRECTORY_FLAGS, dir_fd=directory)
+        except OSError as error:
+            raise _refusal(directory, walked, path, verb, error, target) from None
+        self._made(os.fstat(child))
+        return child
+
+    # --- changes ------------------------------------------------------------------------
+
+    def _write_in(
+        self, directory: int, parts: tuple[str, ...], path: str, data: bytes, journaling: bool
+    ) -> None:
+        name = parts[-1]
+        occupant = _lstat(directory, name, path, "write")
+        if occupant is not None:
+            _refuse_unless_regular(occupant, path)
+        if journaling:
+            self._journal_first_change(parts[:-1], directory, name, path, "write")
+        temporary = f".wink-{secrets.token_hex(8)}.tmp"
+        try:
+            descriptor = os.open(temporary, _CREATE_FLAGS, 0o666, dir_fd=directory)
+        except OSError as error:
+            raise FilesystemError(f"cannot write {path!r}: {error.strerror}") from None
+        try:
+            try:
+                with os.fdopen(descriptor, "wb") as file:
+                    if occupant is not None:
+                        os.fchmod(file.fileno(), stat.S_IMODE(occupant.st_mode))
+                    file.write(data)
+                    written = os.fstat(file.fileno())
+                if journaling:
+                    self._made(written)
+                os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+            except BaseException:
+                _unlink_quietly(directory, temporary)
+                raise
+        except OSError as error:
+            raise FilesystemError(f"cannot write {path!r}: {error.strerror}") from None
+        if occupant is not None:
+            self._ours.pop(_identity(occupant), None)
+
+    def _delete_in(
+        self, directory: int, parts: tuple[str, ...], path: str, journaling: bool
+    ) -> None:
+        name = parts[-1]
+        occupant = _lstat(directory, name, path, "delete")
+        if occupant is None:
+            raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
+        if not stat.S_ISLNK(occupant.st_mode):
+            _refuse_unless_regular(occupant, path)
+        if journaling:
+            self._journal_first_change(parts[:-1], directory, name, path, "delete")
+        try:
+            os.unlink(name, dir_fd=directory)
+        except FileNotFoundError:
+            raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
+        except OSError as error:
+            raise FilesystemError(f"cannot delete {path!r}: {error.strerror}") from None
+        self._ours.pop(_identity(occupant), None)
+
+    # --- the journal --------------------------------------------------------------------
+
+    def _journaling(self) -> bool:
+        """Whether a snapshot is alive, so that changes must be journaled."""
+        self._forget_released_snapshots()
+        return bool(self._snapshots)
+
+    def _journal_first_change(
+        self, parent: tuple[str, ...], directory: int, name: str, path: str, verb: str
+    ) -> None:
+        """Journal what ``name`` holds now, if this is its first change since a snapshot."""
+        identity = _identity(os.fstat(directory))
+        if (identity, name) in self._touched:
+            return
+        prior = _prior(directory, name, path, verb, self._ours)
+        self._journal_change(parent, directory, identity, name, prior)
+
+    def _journal_change(
+        self, parent: tuple[str, ...], directory: int, identity: _Identity, name: str, prior: _Prior
+    ) -> None:
+        if not self._snapshots:
+            return
+        self._touched.add((identity, name))
+        if identity not in self._held and len(self._held) < _MAX_HELD_DIRECTORIES:
+            self._held[identity] = os.dup(directory)
+        self._journal.append(_Change(parent, identity, name, prior))
+
+    def _made(self, status: os.stat_result) -> None:
+        if self._snapshots:
+            self._clock += 1
+            self._ours[_identity(status)] = self._clock
+
+    def _undo(
+        self,
+        change: _Change,
+        ours: set[_Identity],
+        since: int,
+        put_back: dict[_Identity, int],
+        inside: dict[_Identity, bool],
+    ) -> str | None:
+        """Undo ``change`` if what is there now is this filesystem's; or say why not."""
+        shown = _joined((*change.parent, change.name))
+        located = self._locate(change, inside)
+        if isinstance(located, str):
+            return f"{shown!r} ({located})"
+        directory, owned = located
+        try:
+            return _undo_in(directory, change, ours, since, put_back, shown)
+        except OSError as error:
+            return f"{shown!r} ({error.strerror})"
+        finally:
+            if owned:
+                os.close(directory)
+
+    def _locate(self, change: _Change, inside: dict[_Identity, bool]) -> tuple[int, bool] | str:
+        """The change's directory (and whether to close it), or why it cannot be reached."""
+        held = self._held.get(change.directory)
+        if held is not None:
+            if change.directory not in inside:
+                inside[change.directory] = self._is_inside_root(held)
+            if inside[change.directory]:
+                return held, False
+            return "its directory was moved out of the root"
+        try:
+            directory = self._walk(change.parent, "/".join(change.parent), "restore", create=False)
+        except FilesystemError:
+            return "its directory is gone or no longer reachable"
+        if _identity(os.fstat(directory)) != change.directory:
+            os.close(directory)
+            return "its directory was replaced"
+        return directory, True
+
+    def _is_inside_root(self, directory: int) -> bool:
+        """Whether the open ``directory`` is (still) the root or below it, by its parents."""
+        current = os.dup(directory)
+        try:
+            below = _identity(os.fstat(current))
+            for _ in range(4096):  # deeper than any path the kernel resolves
+                if below == self._root_identity:
+                    return True
+                parent = os.open("..", _DIRECTORY_FLAGS, dir_fd=current)
+                os.close(current)
+                current = parent
+                above = _identity(os.fstat(current))
+                if above == below:  # the filesystem's root: the parent of itself
+                    return False
+                below = above
+            return False
+        except OSError:
+            return False  # removed meanwhile: it is no longer below the root
+        finally:
+            os.close(current)
 
     def _snapshot_index(self, snapshot: _HostSnapshot) -> int:
         for index, reference in enumerate(self._snapshots):
@@ -420,52 +751,194 @@ class HostFilesystem:
         # Hold the live tokens strongly while deciding, so none dies half-way.
         live = [(ref, token) for ref in self._snapshots if (token := ref()) is not None]
         self._snapshots = [ref for ref, _ in live]
-        end = self._journal_start + len(self._journal)
-        drop = (live[0][1].position if live else end) - self._journal_start
+        if not live:
+            self._journal_start += len(self._journal)
+            self._journal.clear()
+            self._ours.clear()
+            _close_descriptors(None, self._held)
+            return
+        oldest = live[0][1]
+        drop = oldest.position - self._journal_start
         del self._journal[:drop]
         self._journal_start += drop
-
-    def _record_missing_parents(self, host_path: str) -> None:
-        missing: builtins.list[str] = []
-        parent = os.path.dirname(host_path)
-        while not os.path.exists(parent):
-            missing.append(parent)
-            parent = os.path.dirname(parent)
-        for directory in reversed(missing):  # outermost first, so restore removes it last
-            self._record(directory)
-
-    def _record(self, host_path: str) -> None:
-        """Journal the prior state of ``host_path`` if it is its first change since a snapshot."""
-        relative = os.path.relpath(host_path, self._root)
-        if relative in self._touched:
-            return
-        self._forget_released_snapshots()
-        if not self._snapshots:
-            return
-        self._journal.append((relative, _read_prior(host_path)))
-        self._touched.add(relative)
-
-    def _put_back(self, relative: str, prior: _Prior) -> None:
-        host_path = os.path.join(self._root, relative)
-        if os.path.isdir(host_path) and not os.path.islink(host_path):
-            # Journaled paths were never directories at the snapshot (only files, or
-            # missing), so this directory and everything in it came later.
-            shutil.rmtree(host_path)
-        elif prior is None and os.path.lexists(host_path):
-            os.remove(host_path)
-        if prior is not None:
-            # Entries are put back newest first; a parent removed above may hold this file.
-            os.makedirs(os.path.dirname(host_path), exist_ok=True)
-            with open(host_path, "wb") as file:
-                file.write(prior)
+        if drop:
+            self._ours = {entry: made for entry, made in self._ours.items() if made > oldest.epoch}
 
 
-def _read_prior(host_path: str) -> _Prior:
-    if not os.path.isfile(host_path):
+def _undo_in(
+    directory: int,
+    change: _Change,
+    ours: set[_Identity],
+    since: int,
+    put_back: dict[_Identity, int],
+    shown: str,
+) -> str | None:
+    name, prior = change.name, change.prior
+    try:
+        occupant = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        occupant = None
+    if occupant is not None:
+        if _identity(occupant) not in ours:
+            return None  # not made by this filesystem since the snapshot: kept
+        if stat.S_ISDIR(occupant.st_mode):
+            try:
+                os.rmdir(name, dir_fd=directory)
+            except OSError as error:
+                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return f"{shown!r} (a directory it made holds entries it did not make)"
+                raise
+        elif not isinstance(prior, _PriorFile):
+            os.unlink(name, dir_fd=directory)
+    if isinstance(prior, _PriorLink):
+        os.symlink(prior.target, name, dir_fd=directory)
+        _put_back(
+            os.stat(name, dir_fd=directory, follow_symlinks=False), prior, ours, since, put_back
+        )
+    elif isinstance(prior, _PriorFile):
+        temporary = f".wink-{secrets.token_hex(8)}.tmp"
+        descriptor = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                os.fchmod(file.fileno(), prior.mode)
+                file.write(prior.data)
+                _put_back(os.fstat(file.fileno()), prior, ours, since, put_back)
+            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+        except BaseException:
+            _unlink_quietly(directory, temporary)
+            raise
+    return None
+
+
+def _refusal(
+    directory: int, walked: tuple[str, ...], path: str, verb: str, error: OSError, target: bool
+) -> FilesystemError:
+    """Why the name ``walked[-1]`` of ``directory`` could not be opened as a directory.
+
+    ``target``: the name is the directory ``path`` itself, not one of its parents.
+    """
+    try:
+        status = os.stat(walked[-1], dir_fd=directory, follow_symlinks=False)
+    except OSError:
+        return FilesystemError(f"cannot {verb} {path!r}: {error.strerror}")
+    if stat.S_ISLNK(status.st_mode):
+        if target:
+            return FilesystemError(f"is a symlink; symlinks are never followed: {path!r}")
+        return FilesystemError(
+            f"path {path!r} goes through the symlink {_joined(walked)!r}; symlinks are never "
+            "followed"
+        )
+    if not stat.S_ISDIR(status.st_mode):
+        if target:
+            return _NotDirectory(f"is a file, not a directory: {path!r}")
+        return _NotDirectory(f"a parent of {path!r} is a file, not a directory")
+    return FilesystemError(f"cannot {verb} {path!r}: {error.strerror}")
+
+
+def _lstat(directory: int, name: str, path: str, verb: str) -> os.stat_result | None:
+    """The entry ``name`` of ``directory`` itself (a symlink is not followed), or ``None``."""
+    try:
+        return os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
         return None
-    with open(host_path, "rb") as file:
-        return file.read()
+    except OSError as error:
+        raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
+
+
+def _refuse_unless_regular(status: os.stat_result, path: str) -> None:
+    mode = status.st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise FilesystemError(f"is a directory, not a file: {path!r}")
+    if stat.S_ISLNK(mode):
+        raise FilesystemError(f"is a symlink; symlinks are never followed: {path!r}")
+    raise FilesystemError(f"is {_kind(mode)}, not a regular file: {path!r}")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a special file"
+
+
+def _read_regular(directory: int, name: str, path: str, verb: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``name``; anything else is refused without blocking."""
+    try:
+        descriptor = os.open(name, _FILE_FLAGS, dir_fd=directory)
+    except FileNotFoundError:
+        raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
+    except OSError as error:
+        # ELOOP for a symlink, ENXIO for a socket: say which from the entry itself.
+        status = _lstat(directory, name, path, verb)
+        if status is not None:
+            _refuse_unless_regular(status, path)
+        raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(descriptor)
+        _refuse_unless_regular(status, path)  # opened, not read: a FIFO is never waited on
+        try:
+            return file.read(), status
+        except OSError as error:
+            raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
+
+
+def _put_back(
+    status: os.stat_result,
+    prior: _PriorFile | _PriorLink,
+    ours: set[_Identity],
+    since: int,
+    put_back: dict[_Identity, int],
+) -> None:
+    """Note an entry a restore made in place of ``prior``: it is this filesystem's if that was."""
+    if prior.made is None:
+        return
+    identity = _identity(status)
+    put_back[identity] = prior.made
+    if prior.made > since:
+        ours.add(identity)  # an older change of the same name, undone next, removes it
+
+
+def _prior(
+    directory: int, name: str, path: str, verb: str, ours: Mapping[_Identity, int]
+) -> _Prior:
+    status = _lstat(directory, name, path, verb)
+    if status is None:
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        try:
+            target = os.readlink(name, dir_fd=directory)
+        except OSError as error:
+            raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
+        return _PriorLink(target, ours.get(_identity(status)))
+    data, status = _read_regular(directory, name, path, verb)
+    return _PriorFile(data, stat.S_IMODE(status.st_mode), ours.get(_identity(status)))
+
+
+def _identity(status: os.stat_result) -> _Identity:
+    return status.st_dev, status.st_ino
+
+
+def _unlink_quietly(directory: int, name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=directory)
+
+
+def _close_descriptors(root: int | None, held: dict[_Identity, int]) -> None:
+    for descriptor in held.values():
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+    held.clear()
+    if root is not None:
+        with contextlib.suppress(OSError):
+            os.close(root)
 
 
 def _listed_name(entry: os.DirEntry[str]) -> str:
-    return entry.name + "/" if entry.is_dir() else entry.name
+    return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
