@@ -479,8 +479,9 @@ class HostFilesystem:
     def restore(self, snapshot: object) -> None:
         """Undo every change this filesystem made since ``snapshot`` was taken.
 
-        Raises ``FilesystemError`` naming the changes it could not undo (their
-        directory left the root, or holds entries this filesystem did not make),
+        Entries others made or changed meanwhile are kept, as if the undone change
+        had never been made. Raises ``FilesystemError`` naming the changes it could
+        not undo (their directory left the root or was removed, or the host refused),
         after undoing all the others.
         """
         if not isinstance(snapshot, _HostSnapshot) or snapshot.owner is not self:
@@ -688,21 +689,30 @@ class HostFilesystem:
         """Undo ``change`` if what is there now is this filesystem's; or say why not."""
         shown = _joined((*change.parent, change.name))
         located = self._locate(change, inside)
+        if located is None:
+            # Removed, so empty: an entry made in it is gone; one it held cannot come back.
+            return None if change.prior is None else f"{shown!r} (its directory was removed)"
         if isinstance(located, str):
             return f"{shown!r} ({located})"
         directory, owned = located
         try:
-            return _undo_in(directory, change, ours, since, put_back, shown)
+            _undo_in(directory, change, ours, since, put_back)
         except OSError as error:
             return f"{shown!r} ({error.strerror})"
         finally:
             if owned:
                 os.close(directory)
+        return None
 
-    def _locate(self, change: _Change, inside: dict[_Identity, bool]) -> tuple[int, bool] | str:
-        """The change's directory (and whether to close it), or why it cannot be reached."""
+    def _locate(
+        self, change: _Change, inside: dict[_Identity, bool]
+    ) -> tuple[int, bool] | str | None:
+        """The change's directory (and whether to close it), why it cannot be reached, or
+        ``None`` if it was removed."""
         held = self._held.get(change.directory)
         if held is not None:
+            if os.fstat(held).st_nlink == 0:
+                return None
             if change.directory not in inside:
                 inside[change.directory] = self._is_inside_root(held)
             if inside[change.directory]:
@@ -765,49 +775,65 @@ class HostFilesystem:
             self._ours = {entry: made for entry, made in self._ours.items() if made > oldest.epoch}
 
 
+# A concurrent change by someone else got there first: theirs is kept, as if the
+# undone change had never been made.
+_RACED = (errno.ENOENT, errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR)
+
+
 def _undo_in(
     directory: int,
     change: _Change,
     ours: set[_Identity],
     since: int,
     put_back: dict[_Identity, int],
-    shown: str,
-) -> str | None:
+) -> None:
+    """Undo ``change`` in ``directory``; an ``OSError`` says why it could not be."""
     name, prior = change.name, change.prior
     try:
-        occupant = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        occupant: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
         occupant = None
-    if occupant is not None:
-        if _identity(occupant) not in ours:
-            return None  # not made by this filesystem since the snapshot: kept
-        if stat.S_ISDIR(occupant.st_mode):
-            try:
-                os.rmdir(name, dir_fd=directory)
-            except OSError as error:
-                if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                    return f"{shown!r} (a directory it made holds entries it did not make)"
-                raise
-        elif not isinstance(prior, _PriorFile):
-            os.unlink(name, dir_fd=directory)
-    if isinstance(prior, _PriorLink):
-        os.symlink(prior.target, name, dir_fd=directory)
-        _put_back(
-            os.stat(name, dir_fd=directory, follow_symlinks=False), prior, ours, since, put_back
-        )
-    elif isinstance(prior, _PriorFile):
-        temporary = f".wink-{secrets.token_hex(8)}.tmp"
-        descriptor = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
-        try:
-            with os.fdopen(descriptor, "wb") as file:
-                os.fchmod(file.fileno(), prior.mode)
-                file.write(prior.data)
-                _put_back(os.fstat(file.fileno()), prior, ours, since, put_back)
-            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-        except BaseException:
-            _unlink_quietly(directory, temporary)
+    try:
+        if occupant is not None:
+            if _identity(occupant) not in ours:
+                return  # not made by this filesystem since the snapshot: kept
+            if stat.S_ISDIR(occupant.st_mode):
+                os.rmdir(name, dir_fd=directory)  # empty unless others made entries in it
+            elif not isinstance(prior, _PriorFile):
+                os.unlink(name, dir_fd=directory)
+        if isinstance(prior, _PriorLink):
+            os.symlink(prior.target, name, dir_fd=directory)
+            status = os.stat(name, dir_fd=directory, follow_symlinks=False)
+            _put_back(status, prior, ours, since, put_back)
+        elif isinstance(prior, _PriorFile):
+            _put_back_file(directory, name, prior, replace=occupant is not None)
+            status = os.stat(name, dir_fd=directory, follow_symlinks=False)
+            _put_back(status, prior, ours, since, put_back)
+    except OSError as error:
+        if error.errno not in _RACED:
             raise
-    return None
+
+
+def _put_back_file(directory: int, name: str, prior: _PriorFile, *, replace: bool) -> None:
+    """Make ``name`` hold ``prior`` again: over this filesystem's file, or where none is."""
+    temporary = f".wink-{secrets.token_hex(8)}.tmp"
+    descriptor = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            os.fchmod(file.fileno(), prior.mode)
+            file.write(prior.data)
+        if replace:
+            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+            return
+        try:
+            # A link, unlike a rename, fails if someone else made ``name`` meanwhile.
+            os.link(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+        except OSError as error:
+            if error.errno == errno.EEXIST:
+                raise
+            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    finally:
+        _unlink_quietly(directory, temporary)
 
 
 def _refusal(
