@@ -246,6 +246,18 @@ def test_threads_racing_directory_symlink_swaps_never_reach_outside(
     )
 
 
+def test_reading_a_directory_is_refused_and_every_descriptor_is_closed(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    filesystem = HostFilesystem(tmp_path)
+    opened = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    for _ in range(3):
+        with pytest.raises(FilesystemError) as raised:
+            filesystem.read("d")
+        assert str(raised.value) == "is a directory, not a file: 'd'"
+    if opened:
+        assert len(os.listdir("/proc/self/fd")) == opened
+
+
 # --- rollback undoes only what the call did -------------------------------------------------
 
 
