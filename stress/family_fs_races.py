@@ -18,8 +18,10 @@ import contextlib
 import json
 import os
 import random
+import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,6 +154,7 @@ class Swapper:
                         work.unlink()
                     else:
                         parked.rename(work)
+                time.sleep(0.0001)  # let a waiting checker take ``quiet`` (locks are not fair)
 
     def __enter__(self) -> Swapper:
         self._thread.start()
@@ -204,19 +207,56 @@ def random_call(rng: random.Random, number: int) -> ToolCall:
     return ToolCall(name, json.dumps(arguments), call_id=f"c{number}")
 
 
-def leaks(root: Path, number: int) -> list[str]:
-    """What a failed call left in the root: its marker, its new directories, lost keep files."""
-    marker = f"call-{number}-marker".encode()
-    tree = disk_tree(root)
-    found = [
-        key
-        for key, value in tree.items()
-        if f"new-{number}" in key or (isinstance(value, bytes) and marker in value)
+def leaks(root: Path, call: ToolCall, number: int) -> list[str]:
+    """What a failed call left where it wrote: its marker or new directories, or a lost
+    keep file (under ``work`` or wherever the swapper parked it)."""
+    arguments = json.loads(str(call.arguments))
+    paths = [change["path"] for change in arguments.get("changes", [])] + [
+        arguments.get("path", "")
     ]
-    kept = [key for key, value in tree.items() if key.endswith("keep.txt") and value == KEEP]
+    candidates = {f"{place}/new-{number}" for place in ("work", "parked", "stable")}
+    for path in paths:
+        candidates.add(path)
+        for old, new in (("work/", "parked/"), ("parked/", "work/")):
+            if path.startswith(old):
+                candidates.add(new + path.removeprefix(old))
+    marker = f"call-{number}-marker".encode()
+    found = []
+    for candidate in sorted(candidates):
+        held = entry(root, candidate)
+        if (
+            held == "directory"
+            if "new-" in candidate
+            else isinstance(held, bytes) and marker in held
+        ):
+            found.append(candidate)
+    kept = [
+        name
+        for name in ("stable/keep.txt", "work/keep.txt", "parked/keep.txt")
+        if entry(root, name) == KEEP
+    ]
     if len(kept) != 2:
-        found.append(f"keep files left: {sorted(kept)}")
+        found.append(f"keep files left: {kept}")
     return found
+
+
+def entry(root: Path, path: str) -> bytes | str | None:
+    """A file's bytes, ``"directory"``, or ``None`` (missing, special, or behind a symlink)."""
+    current = root
+    for name in path.split("/"):
+        current = current / name
+        try:
+            status = current.lstat()
+        except OSError:
+            return None
+        if stat.S_ISLNK(status.st_mode):
+            return None
+    if stat.S_ISDIR(status.st_mode):
+        return "directory"
+    if stat.S_ISREG(status.st_mode):
+        with contextlib.suppress(OSError):
+            return current.read_bytes()
+    return None
 
 
 def run(scale: float) -> FamilyReport:
@@ -254,7 +294,7 @@ def run(scale: float) -> FamilyReport:
                     report.note("lost_events", f"{call.name} {call.arguments!r}")
                 if not result.success:
                     with swapper.quiet:
-                        found = leaks(root, number)
+                        found = leaks(root, call, number)
                     for leak in found:
                         report.note("state_leaks", f"{call.name} {call.arguments!r}: {leak}")
                 if number % 10 == 9:
