@@ -2,6 +2,37 @@
 
 Both implementations are ``Snapshotable``: the executor snapshots them before a tool
 call and restores them when the call fails, so neither may copy its whole state to do so.
+
+What ``HostFilesystem`` confines, and how:
+
+- Every operation, ``restore`` included, starts from a descriptor of the root opened
+  at construction and opens one name at a time relative to the previous directory
+  (``dir_fd``, ``O_DIRECTORY``, ``O_NOFOLLOW``). No symlink is ever followed, in a
+  path or at its end, wherever it points; ``..`` is resolved lexically and may not
+  climb above the root (with no link followed, the text of a path is its place).
+  A directory swapped for a symlink during a call, by anyone, is refused, never
+  entered.
+- A write goes to a new file in the target's directory, renamed over the target
+  within that directory: atomic for readers, and a hard link to an outside file
+  keeps the outside bytes. Permission bits are kept; owner, ACLs, extended
+  attributes and other links of the replaced file are not; nothing is fsynced.
+- FIFOs, sockets and devices are opened without blocking and refused after
+  ``fstat``; they are never read or written. ``delete`` removes a symlink itself.
+- ``restore`` undoes only this filesystem's changes since the snapshot: it removes
+  or replaces an entry only if it is one this filesystem made (by device and inode)
+  and puts back what the journal holds (bytes and mode, a link's target). Entries
+  others made or changed meanwhile are kept. It works in the directories it changed,
+  kept open (up to ``_MAX_HELD_DIRECTORIES``; beyond, found by path and checked by
+  identity), after checking they are still below the root; what it cannot undo is
+  named in a ``FilesystemError`` raised after undoing everything else.
+
+Not confined: other processes (or handlers) using the disk directly; one operation
+whose open directory someone else moves out of the root meanwhile completes in it
+(``restore`` checks first; the window is between that check and the undo); between
+checking an entry and replacing or removing it, a concurrent writer inside the root
+can swap it, and an inode number someone else frees and reuses may be taken for
+this filesystem's. Platforms without ``dir_fd`` support cannot build a
+``HostFilesystem``.
 """
 
 from __future__ import annotations
