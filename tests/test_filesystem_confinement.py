@@ -460,3 +460,50 @@ class Empty:
 
 def tool(name: str, handler: Any) -> Tool[Empty, None]:
     return Tool[Empty, None](name=name, description=f"{name}.", handler=handler)
+
+
+# --- the journal's open directories, descriptors, platforms ----------------------------------
+
+
+def test_restore_beyond_the_held_directories_finds_each_by_path_and_identity(
+    tmp_path: Path,
+) -> None:
+    filesystem = HostFilesystem(tmp_path)
+    token = filesystem.snapshot()
+    for number in range(70):
+        filesystem.write(f"d{number:02}/f.txt", "new")
+    (tmp_path / "d69").rename(tmp_path / "away")  # not held: the 64 held are the first ones
+    (tmp_path / "d69").mkdir()
+    with pytest.raises(FilesystemError) as raised:
+        filesystem.restore(token)
+    assert str(raised.value) == (
+        f"restore of HostFilesystem {filesystem.root!r} could not undo: 'd69/f.txt' (its "
+        "directory was replaced)"
+    )
+    # Everything else is undone; the directory put in place of d69 is not wink's.
+    assert disk_tree(tmp_path) == {"away": None, "away/f.txt": b"new", "d69": None}
+
+
+def test_a_dropped_host_filesystem_closes_its_descriptors(tmp_path: Path) -> None:
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd to count descriptors")
+    opened = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        filesystem = HostFilesystem(tmp_path)
+        token = filesystem.snapshot()
+        filesystem.write("d/a.txt", "x")
+        filesystem.restore(token)
+        del filesystem, token
+    assert len(os.listdir("/proc/self/fd")) == opened
+
+
+def test_a_platform_without_directory_relative_calls_cannot_build_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "supports_dir_fd", {os.stat})
+    with pytest.raises(FilesystemError) as raised:
+        HostFilesystem(tmp_path)
+    assert str(raised.value) == (
+        "HostFilesystem needs directory-relative file operations (dir_fd) that this platform "
+        "lacks for: open, mkdir, unlink, rmdir, rename, symlink, readlink"
+    )

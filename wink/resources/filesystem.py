@@ -937,9 +937,13 @@ def _read_regular(directory: int, name: str, path: str, verb: str) -> tuple[byte
         if status is not None:
             _refuse_unless_regular(status, path)
         raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
-    with os.fdopen(descriptor, "rb") as file:
+    try:
         status = os.fstat(descriptor)
         _refuse_unless_regular(status, path)  # opened, not read: a FIFO is never waited on
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as file:
         try:
             return file.read(), status
         except OSError as error:
