@@ -238,12 +238,11 @@ def test_threads_racing_directory_symlink_swaps_never_reach_outside(
     assert calls > 10
     assert unexpected == []
     assert disk_tree(outside) == OUTSIDE_TREE
-    # Every call was undone: only the racer's directory is left, under one of its names.
-    assert disk_tree(root) in (
-        {"work": None},
-        {"parked": None},
-        {"parked": None, "work": f"-> {outside}"},
-    )
+    # Every call was undone: nothing is left but the racer's names ("work" and "parked";
+    # the racer may have renamed a directory wink made over its own, then wink removed it).
+    leftover = disk_tree(root)
+    assert set(leftover) <= {"work", "parked"}
+    assert all(value is None or value == f"-> {outside}" for value in leftover.values())
 
 
 def test_reading_a_directory_is_refused_and_every_descriptor_is_closed(tmp_path: Path) -> None:

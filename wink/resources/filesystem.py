@@ -300,8 +300,10 @@ _NEEDED = (os.open, os.stat, os.mkdir, os.unlink, os.rmdir, os.rename, os.symlin
 _MAX_HELD_DIRECTORIES = 64
 """Directories a journal keeps open to undo its changes wherever they were moved."""
 
-_Identity: TypeAlias = tuple[int, int]
-"""``(st_dev, st_ino)``: what an entry is, whatever name it has now."""
+_Identity: TypeAlias = tuple[int, ...]
+"""What an entry is, whatever name it has now: ``(st_dev, st_ino)`` for a directory;
+for a file or link, also its size and modification time (never changed once this
+filesystem made it), so that an inode number freed and reused is not taken for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -646,6 +648,7 @@ class HostFilesystem:
                     if occupant is not None:
                         os.fchmod(file.fileno(), stat.S_IMODE(occupant.st_mode))
                     file.write(data)
+                    file.flush()
                     written = os.fstat(file.fileno())
                 if journaling:
                     self._made(written)
@@ -983,7 +986,9 @@ def _prior(
 
 
 def _identity(status: os.stat_result) -> _Identity:
-    return status.st_dev, status.st_ino
+    if stat.S_ISDIR(status.st_mode):
+        return status.st_dev, status.st_ino
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _unlink_quietly(directory: int, name: str) -> None:
