@@ -20,11 +20,12 @@ What ``HostFilesystem`` confines, and how:
   ``fstat``; they are never read or written. ``delete`` removes a symlink itself.
 - ``restore`` undoes only this filesystem's changes since the snapshot: it removes
   or replaces an entry only if it is one this filesystem made (by device and inode;
-  for a file or link also size and modification time) and puts back what the journal holds (bytes and mode, a link's target). Entries
-  others made or changed meanwhile are kept. It works in the directories it changed,
-  kept open (up to ``_MAX_HELD_DIRECTORIES``; beyond, found by path and checked by
-  identity), after checking they are still below the root; what it cannot undo is
-  named in a ``FilesystemError`` raised after undoing everything else.
+  for a file or link also size and modification time) and puts back what the journal
+  holds (bytes and mode, a link's target). Entries others made or changed meanwhile
+  are kept. It works in the directories it changed, kept open (up to
+  ``_MAX_HELD_DIRECTORIES``; beyond, found by path and checked by identity), after
+  checking they are still below the root; what it cannot undo is named in a
+  ``FilesystemError`` raised after undoing everything else.
 
 Not confined: other processes (or handlers) using the disk directly; one operation
 whose open directory someone else moves out of the root meanwhile completes in it
@@ -33,8 +34,7 @@ checking an entry and replacing or removing it, a concurrent writer inside the r
 can swap it; an entry someone else makes on a freed inode number with the same size
 and modification time (to the timestamp's granularity) may be taken for this
 filesystem's, and a file of this filesystem's that someone else changed counts as
-theirs. Platforms without ``dir_fd`` support cannot build a
-``HostFilesystem``.
+theirs. Platforms without ``dir_fd`` support cannot build a ``HostFilesystem``.
 """
 
 from __future__ import annotations
