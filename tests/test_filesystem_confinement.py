@@ -271,6 +271,31 @@ def test_failed_write_under_a_symlink_loop_keeps_the_link(tmp_path: Path) -> Non
     assert disk_tree(tmp_path) == {"loop": "-> loop"}
 
 
+def test_rollback_of_a_call_that_met_a_symlink_loop_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    refusals: list[str] = []
+
+    def write_then_fail(params: Empty, *, context: ToolContext) -> ToolResult[None]:
+        context.filesystem.write("a.txt", "undone")
+        for path in ("loop/x.txt", "loop/deeper/x.txt", "loop"):
+            try:
+                context.filesystem.write(path, "never written")
+            except FilesystemError as error:
+                refusals.append(str(error))
+        raise RuntimeError("boom")
+
+    executor = vfs_executor(HostFilesystem(tmp_path), tool("write_then_fail", write_then_fail))
+    assert call(executor, "write_then_fail").message == (
+        "Tool 'write_then_fail' raised RuntimeError: boom"
+    )
+    assert refusals == [
+        "path 'loop/x.txt' goes through the symlink 'loop'; symlinks are never followed",
+        "path 'loop/deeper/x.txt' goes through the symlink 'loop'; symlinks are never followed",
+        "is a symlink; symlinks are never followed: 'loop'",
+    ]
+    assert disk_tree(tmp_path) == {"loop": "-> loop"}
+
+
 def test_rollback_keeps_entries_others_made_during_the_call(tmp_path: Path) -> None:
     (tmp_path / "kept.txt").write_bytes(b"kept")
     filesystem = HostFilesystem(tmp_path)
