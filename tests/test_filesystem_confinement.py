@@ -525,9 +525,10 @@ def test_a_platform_without_directory_relative_calls_cannot_build_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(os, "supports_dir_fd", {os.stat})
+    monkeypatch.delattr(os, "O_NOFOLLOW")
     with pytest.raises(FilesystemError) as raised:
         HostFilesystem(tmp_path)
     assert str(raised.value) == (
-        "HostFilesystem needs directory-relative file operations (dir_fd) that this platform "
-        "lacks for: open, mkdir, unlink, rmdir, rename, symlink, readlink"
+        "HostFilesystem cannot confine paths on this platform: it lacks dir_fd support in "
+        "open, mkdir, unlink, rmdir, rename, symlink, readlink and the flags O_NOFOLLOW"
     )

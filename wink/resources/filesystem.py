@@ -295,10 +295,17 @@ def _without_file(directory: _Directory, parts: tuple[str, ...]) -> _Directory:
 
 # Every name is opened relative to an open directory, never followed if it is a
 # symlink, and files are opened without blocking (a FIFO would wait for a writer).
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# Flags a platform lacks are 0 here (so that importing works everywhere); such a
+# platform cannot build a ``HostFilesystem`` (see ``_NEEDED_FLAGS``).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_FILE_FLAGS = (
+    os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | _CLOEXEC
+)
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
 _NEEDED = (os.open, os.stat, os.mkdir, os.unlink, os.rmdir, os.rename, os.symlink, os.readlink)
+_NEEDED_FLAGS = ("O_DIRECTORY", "O_NOFOLLOW", "O_NONBLOCK")
 _MAX_HELD_DIRECTORIES = 64
 """Directories a journal keeps open to undo its changes wherever they were moved."""
 
@@ -353,8 +360,8 @@ class _NotDirectory(FilesystemError):
 class HostFilesystem:
     """A ``Filesystem`` confined to the directory ``root`` on the host.
 
-    Every operation opens ``root`` once (at construction) and then each name of a
-    path relative to the directory opened before it, refusing symlinks: a path
+    ``root`` is opened once, at construction; every operation then opens each name
+    of its path relative to the directory opened before it, refusing symlinks: a path
     that goes through or ends at a symlink is refused, whether the link points
     inside or outside the root. Writes go to a new file in the target's directory
     that replaces the target atomically, so a hard link to an outside file is
@@ -391,11 +398,15 @@ class HostFilesystem:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         """A filesystem confined to the existing directory ``root``."""
-        missing = [function.__name__ for function in _NEEDED if function not in os.supports_dir_fd]
-        if missing:
+        calls = [function.__name__ for function in _NEEDED if function not in os.supports_dir_fd]
+        flags = [flag for flag in _NEEDED_FLAGS if not hasattr(os, flag)]
+        if calls or flags:
+            lacks = ([f"dir_fd support in {', '.join(calls)}"] if calls else []) + (
+                [f"the flags {', '.join(flags)}"] if flags else []
+            )
             raise FilesystemError(
-                "HostFilesystem needs directory-relative file operations (dir_fd) that "
-                f"this platform lacks for: {', '.join(missing)}"
+                "HostFilesystem cannot confine paths on this platform: it lacks "
+                + " and ".join(lacks)
             )
         resolved = os.path.realpath(root)
         try:
