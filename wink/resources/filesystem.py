@@ -595,7 +595,10 @@ class HostFilesystem:
         follows a symlink, so it never leaves the root, whatever is swapped meanwhile.
         With ``listing``, ``path`` names the directory itself, not a file in it.
         """
-        directory = os.dup(self._root_fd)
+        try:
+            directory = os.dup(self._root_fd)
+        except OSError as error:  # out of descriptors, say
+            raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
         try:
             for depth in range(1, len(parts) + 1):
                 target = listing and depth == len(parts)
@@ -717,7 +720,8 @@ class HostFilesystem:
             return
         self._touched.add((identity, name))
         if identity not in self._held and len(self._held) < _MAX_HELD_DIRECTORIES:
-            self._held[identity] = os.dup(directory)
+            with contextlib.suppress(OSError):  # not held: a restore finds it by path
+                self._held[identity] = os.dup(directory)
         self._journal.append(_Change(parent, identity, name, prior))
 
     def _made(self, status: os.stat_result) -> None:
@@ -735,7 +739,10 @@ class HostFilesystem:
     ) -> str | None:
         """Undo ``change`` if what is there now is this filesystem's; or say why not."""
         shown = _joined((*change.parent, change.name))
-        located = self._locate(change, inside)
+        try:
+            located = self._locate(change, inside)
+        except OSError as error:
+            return f"{shown!r} ({error.strerror})"
         if located is None:
             # Removed, so empty: an entry made in it is gone; one it held cannot come back.
             return None if change.prior is None else f"{shown!r} (its directory was removed)"
