@@ -323,6 +323,26 @@ def test_rollback_keeps_entries_others_made_during_the_call(tmp_path: Path) -> N
     }
 
 
+def test_rollback_keeps_a_directory_someone_else_made_just_before_a_write_needed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_mkdir = os.mkdir
+
+    def made_by_someone_else_first(
+        name: str, mode: int = 0o777, *, dir_fd: int | None = None
+    ) -> None:
+        real_mkdir(name, mode, dir_fd=dir_fd)
+        raise FileExistsError(17, "File exists")
+
+    filesystem = HostFilesystem(tmp_path)
+    token = filesystem.snapshot()
+    monkeypatch.setattr(os, "mkdir", made_by_someone_else_first)
+    filesystem.write("d/a.txt", "undone")
+    monkeypatch.undo()
+    filesystem.restore(token)
+    assert disk_tree(tmp_path) == {"d": None}
+
+
 def test_rollback_keeps_an_entry_another_writer_put_in_place_of_a_written_file(
     tmp_path: Path,
 ) -> None:

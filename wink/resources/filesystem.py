@@ -627,19 +627,24 @@ class HostFilesystem:
                 raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
         except OSError as error:
             raise _refusal(directory, walked, path, verb, error, target) from None
+        made = False
         try:
             os.mkdir(name, dir_fd=directory)
+            made = True
         except FileExistsError:
             pass  # made meanwhile by someone else: opened below like any directory
         except OSError as error:
             raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
-        else:
+        if made:
             self._journal_change(walked[:-1], directory, _identity(os.fstat(directory)), name, None)
         try:
             child = os.open(name, _DIRECTORY_FLAGS, dir_fd=directory)
         except OSError as error:
             raise _refusal(directory, walked, path, verb, error, target) from None
-        self._made(os.fstat(child))
+        if made:
+            # Unless someone swapped another directory in between: then that one is
+            # taken for this filesystem's (a window of two system calls, inside the root).
+            self._made(os.fstat(child))
         return child
 
     # --- changes ------------------------------------------------------------------------
