@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import random
 import stat
@@ -262,7 +263,6 @@ def entry(root: Path, path: str) -> bytes | str | None:
 def run(scale: float) -> FamilyReport:
     """Race ``150 * scale`` calls against directory swaps; count what escaped or leaked."""
     report = FamilyReport("fs_races")
-    rng = random.Random(8)
     calls = max(1, round(QUICK_CALLS * scale))
     tool = Tool[ScribbleParams, None](
         name="scribble", description="Make changes, then fail if asked.", handler=scribble
@@ -272,6 +272,19 @@ def run(scale: float) -> FamilyReport:
         key="fs_races",
         sections=[VfsToolsSection(), MarkdownSection(title="Scribble", tools=[tool])],
     )
+    # Most calls fail on purpose: their warnings would bury the tally.
+    wink_logger = logging.getLogger("wink")
+    level = wink_logger.level
+    wink_logger.setLevel(logging.ERROR)
+    try:
+        return campaign(report, template, calls)
+    finally:
+        wink_logger.setLevel(level)
+
+
+def campaign(report: FamilyReport, template: PromptTemplate, calls: int) -> FamilyReport:
+    """Run ``calls`` random calls against a swapped directory and fill ``report``."""
+    rng = random.Random(8)
     with tempfile.TemporaryDirectory() as top:
         root, outside = build(Path(top))
         baseline = disk_tree(outside)
