@@ -717,12 +717,12 @@ bump_tool = Tool[BumpParams, None](name="bump", description="Bump the counter.",
 
 def test_singleton_first_built_inside_a_failed_call_is_restored_to_its_fresh_state() -> None:
     registry = ResourceRegistry.of(Binding(Counter, lambda resolver: Counter()))
-    executor, _ = make_executor([bump_tool], resources=registry)
+    executor, session = make_executor([bump_tool], resources=registry)
     assert not executor.execute(ToolCall("bump", '{"fail": true}')).success
-    assert registry.get(Counter).value == 0
+    assert registry.for_session(session).get(Counter).value == 0
     assert executor.execute(ToolCall("bump", '{"fail": false}')).success
     assert not executor.execute(ToolCall("bump", '{"fail": true}')).success
-    assert registry.get(Counter).value == 1
+    assert registry.for_session(session).get(Counter).value == 1
 
 
 # The declared result type

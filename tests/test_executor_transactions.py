@@ -299,10 +299,11 @@ def test_a_failing_call_does_not_undo_a_successful_call_of_another_session() -> 
 
 def test_no_build_log_outlives_the_calls() -> None:
     registry = ResourceRegistry.of(Binding(Filesystem, lambda resolver: InMemoryFilesystem()))
-    executor = executor_for(write_tool, resources=registry)
+    session = Session()
+    executor = executor_for(write_tool, resources=registry, session=session)
     executor.execute(ToolCall("write_file", '{"path": "a.txt"}'))
     executor.execute(ToolCall("write_file", '{"path": "b.txt", "fail": true}'))
-    assert registry.built_since(0) == []
+    assert registry.for_session(session).built_since(0) == []
 
 
 def nested(params: WriteParams, *, context: ToolContext) -> ToolResult[None]:
@@ -317,10 +318,11 @@ nested_tool = Tool[WriteParams, None](name="nested", description="Nest.", handle
 
 def test_nested_call_on_the_same_prompt_and_session_runs_and_clears_the_build_log() -> None:
     registry = ResourceRegistry.of(Binding(Filesystem, lambda resolver: InMemoryFilesystem()))
-    executor = executor_for(write_tool, nested_tool, resources=registry)
+    session = Session()
+    executor = executor_for(write_tool, nested_tool, resources=registry, session=session)
     assert executor.execute(ToolCall("nested", '{"path": "a.txt"}')) == ToolResult(message="nested")
-    assert registry.get(Filesystem).exists("a.txt")
-    assert registry.built_since(0) == []
+    assert registry.for_session(session).get(Filesystem).exists("a.txt")
+    assert registry.for_session(session).built_since(0) == []
 
 
 @dataclass(frozen=True)

@@ -345,7 +345,7 @@ def test_a_running_call_does_not_stop_other_clients_calls() -> None:
     assert sorted(answers) == ["releases", "waits"]
 
 
-def test_resources_are_built_once_for_all_clients_and_closed_when_serving_stops() -> None:
+def test_lazily_built_resources_are_each_clients_own_and_closed_when_serving_stops() -> None:
     builds: list[int] = []
     closes: list[int] = []
     served = mcp.server(counter_prompt(builds, closes))
@@ -361,8 +361,9 @@ def test_resources_are_built_once_for_all_clients_and_closed_when_serving_stops(
             ]
             return answers, len(closes)
 
-    assert anyio.run(main) == ([{"result": "a 1"}, {"result": "b 1"}], 0)
-    assert (len(builds), len(closes)) == (1, 1)
+    # A lazily built singleton is one per session, so one per client.
+    assert anyio.run(main) == ([{"result": "a 1"}, {"result": "b 2"}], 0)
+    assert (len(builds), len(closes)) == (2, 2)
 
 
 @dataclass(frozen=True)

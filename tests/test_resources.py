@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from wink.resources import (
     Scope,
     UnboundResourceError,
 )
+from wink.runtime import Session
 
 
 @dataclass
@@ -535,10 +537,46 @@ def test_a_call_scope_is_needed_only_for_tool_call_or_prototype_bindings(
     assert registry.needs_call_scope is needed
 
 
-def test_call_lock_is_one_reentrant_lock_per_registry() -> None:
-    registry, other = ResourceRegistry(), ResourceRegistry()
-    assert registry.call_lock is registry.call_lock
-    assert registry.call_lock is not other.call_lock
-    with registry.call_lock, registry.call_lock:  # reentrant: nested calls take it again
-        assert other.call_lock.acquire(blocking=False)
-        other.call_lock.release()
+def test_lazily_built_singletons_are_one_per_session() -> None:
+    registry = ResourceRegistry.of(Binding(InMemoryFilesystem, lambda _: InMemoryFilesystem()))
+    first, second = Session(), Session()
+    mine = registry.for_session(first).get(InMemoryFilesystem)
+    assert registry.for_session(first).get(InMemoryFilesystem) is mine
+    assert registry.for_session(second).get(InMemoryFilesystem) is not mine
+    assert registry.get(InMemoryFilesystem) is not mine  # outside sessions: its own
+
+
+def test_instances_passed_in_are_shared_by_every_session() -> None:
+    counter = Counter()
+    registry = ResourceRegistry.of(
+        Binding.instance(Counter, counter), Binding(Alpha, lambda _: Alpha())
+    )
+    assert registry.for_session(Session()).get(Counter) is counter
+    assert registry.for_session(Session()).get(Counter) is counter
+    assert registry.get(Counter) is counter
+
+
+def test_a_registry_without_lazy_singletons_is_its_own_session_view() -> None:
+    registry = ResourceRegistry.of(Binding.instance(Counter, Counter()))
+    assert registry.for_session(Session()) is registry
+
+
+def test_closing_the_registry_closes_every_sessions_singletons() -> None:
+    log: list[str] = []
+    registry = ResourceRegistry.of(Binding(Closable, lambda _: Closable("mine", log)))
+    session = Session()
+    built = registry.for_session(session).get(Closable)
+    with registry:
+        pass
+    assert log == ["mine"]
+    assert registry.for_session(session).get(Closable) is not built  # built anew after closing
+
+
+def test_a_collected_sessions_singletons_are_closed() -> None:
+    log: list[str] = []
+    registry = ResourceRegistry.of(Binding(Closable, lambda _: Closable("mine", log)))
+    session = Session()
+    registry.for_session(session).get(Closable)
+    del session
+    gc.collect()
+    assert log == ["mine"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from wink._error_text import safe_repr
 from wink.tools import Tool, ToolContext, ToolResult
 
 __all__ = ["PolicyDecision", "ToolPolicy"]
@@ -18,6 +19,19 @@ class PolicyDecision:
     """``True`` lets the call run."""
     reason: str | None = None
     """Why the call was denied; shown to the model."""
+
+    def __post_init__(self) -> None:
+        # The executor runs a call only when ``allowed is True``: refuse anything
+        # that reads like a decision but is not one (``allowed="no"`` is truthy).
+        if type(self.allowed) is not bool:
+            raise TypeError(
+                f"PolicyDecision.allowed must be a bool, got {type(self.allowed).__name__} "
+                f"{safe_repr(self.allowed)[:80]}"
+            )
+        if self.reason is not None and not isinstance(self.reason, str):
+            raise TypeError(
+                f"PolicyDecision.reason must be a str or None, got {type(self.reason).__name__}"
+            )
 
     @classmethod
     def allow(cls) -> PolicyDecision:
@@ -51,7 +65,11 @@ class ToolPolicy(Protocol):
         ...
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
-        """Decide before the handler runs; must not change any state."""
+        """Decide before the handler runs; must not change any state.
+
+        Fail-closed: anything but a ``PolicyDecision`` whose ``allowed`` is ``True``
+        (``None`` included) denies the call, and so does raising.
+        """
         ...
 
     def on_result(

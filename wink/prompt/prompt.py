@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Generic
 
 from typing_extensions import TypeVar
 
+from wink._error_text import describe_error
 from wink.contract import Contract, compile_contract, type_name
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.prompt.examples import examples_markdown
@@ -391,8 +392,7 @@ def _is_enabled(node: _Node, params: Any) -> bool:
         return node.section.is_enabled(params)
     except Exception as error:
         raise PromptRenderError(
-            f"section {node.path_text}: the enabled predicate raised "
-            f"{type(error).__name__}: {error}"
+            f"section {node.path_text}: the enabled predicate raised {describe_error(error)}"
         ) from error
 
 

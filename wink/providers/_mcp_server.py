@@ -17,10 +17,11 @@ so policy state such as read-before-write belongs to that client:
 - a 2026-07-28 request over HTTP carries no client identity (that protocol is
   stateless), so it runs in a fresh session of its own: policies that depend on
   earlier calls see none. Serve such clients with the handshake, or keep that
-  state in the prompt's resources.
+  state in an instance passed in as a resource.
 
-The prompt's resources are shared by every client: they are opened when the server
-starts serving and closed when the last transport stops (``with prompt.resources``).
+The instances passed in as the prompt's resources are shared by every client; a
+lazily built singleton is one per session, so each client's own. They are closed
+when the last transport stops (``with prompt.resources``).
 """
 
 from __future__ import annotations

@@ -8,12 +8,15 @@ ask it for their dependencies, so the dependency graph is discovered as it is bu
 from __future__ import annotations
 
 import enum
+import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
+from wink._error_text import describe_error, safe_repr
 from wink.errors import WinkError
 from wink.resources.filesystem import Filesystem
 
@@ -32,6 +35,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 class UnboundResourceError(WinkError):
@@ -58,7 +63,11 @@ class Scope(enum.Enum):
     """How long a bound resource lives."""
 
     SINGLETON = "singleton"
-    """Built once per registry, on first use."""
+    """Built once per session, on first use (once per registry outside sessions).
+
+    An instance passed in (``Binding.instance``, ``resources={T: obj}``) is shared as
+    given by every session.
+    """
     TOOL_CALL = "tool_call"
     """Built once per tool call (``registry.tool_call_scope()``), closed when it ends."""
     PROTOTYPE = "prototype"
@@ -112,7 +121,9 @@ class Binding(Generic[T]):
 
     def __post_init__(self) -> None:
         if not isinstance(self.resource_type, type):
-            raise BindingError(f"resource_type must be a class, got {self.resource_type!r}")
+            raise BindingError(
+                f"resource_type must be a class, got {safe_repr(self.resource_type)}"
+            )
         if not callable(self.factory):
             raise BindingError(f"factory of {_name(self.resource_type)} is not callable")
         if not isinstance(self.scope, Scope):
@@ -124,7 +135,7 @@ class Binding(Generic[T]):
     def instance(cls, resource_type: type[T], obj: T) -> Binding[T]:
         """Bind an object built by the caller; it is shared and never closed by wink."""
         if not _is_instance(obj, resource_type):
-            raise BindingError(f"{obj!r} is not an instance of {_name(resource_type)}")
+            raise BindingError(f"{safe_repr(obj)} is not an instance of {_name(resource_type)}")
         return cls(resource_type, lambda _: obj, prebuilt=True)
 
 
@@ -135,36 +146,51 @@ _FILESYSTEM_METHODS = ("read", "write", "exists", "list", "delete", "normalize")
 class ResourceRegistry:
     """Resources by type: built lazily, shared per scope, closed in reverse build order.
 
-    ``with registry:`` closes, on exit, every resource the registry built (singletons
-    and prototypes it handed out), latest first; instances passed in are left open.
-    Singleton construction is thread-safe: concurrent first ``get`` calls build once.
+    ``with registry:`` closes, on exit, every resource the registry built (singletons,
+    its sessions' singletons, and prototypes it handed out), latest first; instances
+    passed in are left open. Singleton construction is thread-safe: concurrent first
+    ``get`` calls build once.
+
+    A lazily built singleton is one per session: ``registry.for_session(session)`` is
+    the registry as that session sees it (an executor serves every call from it), so
+    each session has its own workspace and its own snapshots. ``registry.get`` outside
+    any session has singletons of its own. Instances passed in are shared as given.
     """
 
     __slots__ = (
         "_bindings",
+        "_build_guard",
         "_build_log",
         "_build_marks",
         "_built",
-        "_call_lock",
         "_closers",
         "_filesystem_key",
+        "_lazy_singletons",
         "_local",
         "_lock",
         "_needs_call_scope",
+        "_parent",
         "_saved",
+        "_sessions",
     )
 
     def __init__(self, bindings: Iterable[Binding[Any]] = ()) -> None:
-        """A registry of ``bindings``; at most one per type."""
-        self._bindings: dict[type[Any], Binding[Any]] = {}
+        """A registry of ``bindings``; at most one per type, and at most one filesystem."""
+        by_type: dict[type[Any], Binding[Any]] = {}
         for binding in bindings:
-            if binding.resource_type in self._bindings:
+            if binding.resource_type in by_type:
                 raise BindingError(f"{_name(binding.resource_type)} is bound twice")
-            self._bindings[binding.resource_type] = binding
+            by_type[binding.resource_type] = binding
+        self._setup(by_type, None)
+
+    def _setup(
+        self, bindings: dict[type[Any], Binding[Any]], parent: ResourceRegistry | None
+    ) -> None:
+        self._bindings = bindings
+        self._parent = parent
         # One reentrant lock for all singletons: a factory may build its dependencies
         # while holding it, and two threads can never deadlock on each other's locks.
         self._lock = threading.RLock()
-        self._call_lock = threading.RLock()
         self._local = threading.local()
         self._built: dict[type[Any], object] = {}
         # A tuple, replaced on each (rare) build: callers get it without a copy.
@@ -175,11 +201,19 @@ class ResourceRegistry:
         # so no snapshot token (and no journal behind it) outlives the calls.
         self._build_log: list[tuple[Snapshotable, object]] = []
         self._build_marks = 0
+        self._build_guard: Callable[[Snapshotable], None] | None = None
         self._closers: list[Callable[[], None]] = []
+        self._sessions: weakref.WeakKeyDictionary[object, ResourceRegistry] = (
+            weakref.WeakKeyDictionary()
+        )
         self._add_instances()
         self._filesystem_key = self._find_filesystem_key()
         self._needs_call_scope = any(
-            binding.scope is not Scope.SINGLETON for binding in self._bindings.values()
+            binding.scope is not Scope.SINGLETON for binding in bindings.values()
+        )
+        self._lazy_singletons = any(
+            binding.scope is Scope.SINGLETON and not binding.prebuilt
+            for binding in bindings.values()
         )
 
     @classmethod
@@ -197,26 +231,59 @@ class ResourceRegistry:
         """The bound types, in binding order."""
         return tuple(self._bindings)
 
+    def for_session(self, session: object) -> ResourceRegistry:
+        """The registry as ``session`` sees it: lazily built singletons of its own,
+        instances passed in shared as given.
+
+        Asked again for the same session, it returns the same view. The view's
+        resources are closed with this registry, or when the session is
+        garbage-collected. A registry without lazily built singletons is its own view.
+        """
+        root = self._parent or self
+        if not root._lazy_singletons:
+            return root
+        with root._lock:
+            view = root._sessions.get(session)
+            if view is None:
+                view = object.__new__(ResourceRegistry)
+                view._setup(root._bindings, root)
+                root._sessions[session] = view
+                weakref.finalize(session, _close_quietly, view)
+        return view
+
     def get(self, resource_type: type[T]) -> T:
-        """The resource bound to ``resource_type``; raises ``UnboundResourceError``."""
+        """The resource bound to ``resource_type``; raises ``UnboundResourceError``.
+
+        ``get(Filesystem)`` returns the bound filesystem however it is bound (under
+        ``Filesystem`` or its own class), the same object as ``filesystem``.
+        """
         return cast(T, self._resolve(resource_type, None))
 
     def get_optional(self, resource_type: type[T]) -> T | None:
         """The resource bound to ``resource_type``, or ``None`` when unbound."""
-        if resource_type not in self._bindings:
+        if resource_type not in self._bindings and self._alias(resource_type) is None:
             return None
         return self.get(resource_type)
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound ``Filesystem`` (bound by that protocol, else any bound filesystem)."""
+        """The bound filesystem (bound under ``Filesystem`` or its own class), or ``None``."""
         if self._filesystem_key is None:
             return None
         return cast(Filesystem, self._resolve(self._filesystem_key, None))
 
-    def tool_call_scope(self) -> ToolCallScope:
-        """A scope for one tool call: ``with registry.tool_call_scope() as resources:``."""
-        return ToolCallScope(self)
+    def tool_call_scope(self, guard: Callable[[Snapshotable], None] | None = None) -> ToolCallScope:
+        """A scope for one tool call: ``with registry.tool_call_scope() as resources:``.
+
+        ``guard`` is called with each snapshotable the scope builds, before its state
+        right after construction is noted (see ``ToolCallScope.built_during``).
+        """
+        return ToolCallScope(self, guard)
+
+    @property
+    def lazy_singletons(self) -> bool:
+        """Whether some singleton is built on first use, so that a call may build one."""
+        return self._lazy_singletons
 
     @property
     def needs_call_scope(self) -> bool:
@@ -226,19 +293,17 @@ class ResourceRegistry:
         """
         return self._needs_call_scope
 
-    @property
-    def call_lock(self) -> threading.RLock:
-        """Held by an executor for a whole tool call, so calls on one registry take turns.
+    def open_build_mark(self, guard: Callable[[Snapshotable], None] | None = None) -> int:
+        """Start noting singletons built from now on; pair with ``close_build_mark``.
 
-        Calls in different sessions share this registry's resources (a filesystem, for
-        one): a failed call restores them, which must not undo another session's call
-        that succeeded meanwhile. Reentrant, for nested calls.
+        ``guard`` (that of the outermost mark) is called with each snapshotable built
+        while a mark is open, before its state is noted (the executor takes the
+        resource's lock there); if it raises, the resource is forgotten and closed,
+        and the error propagates to whoever asked for the resource.
         """
-        return self._call_lock
-
-    def open_build_mark(self) -> int:
-        """Start noting snapshotables built from now on; pair with ``close_build_mark``."""
         with self._lock:
+            if self._build_marks == 0:
+                self._build_guard = guard
             self._build_marks += 1
             return len(self._build_log)
 
@@ -253,19 +318,36 @@ class ResourceRegistry:
             self._build_marks -= 1
             if self._build_marks == 0:
                 self._build_log.clear()
+                self._build_guard = None
 
     def snapshotables(self) -> tuple[Snapshotable, ...]:
         """Built singletons (and instances) that are ``Snapshotable``, in build order."""
         return self._saved
 
     def close(self) -> None:
-        """Close every resource this registry built, latest first; forget the singletons."""
+        """Close every resource this registry built, latest first; forget the singletons.
+
+        The sessions' views are closed first; they stay usable and build anew.
+        """
+        errors: list[Exception] = []
+        for view in list(self._sessions.values()):
+            try:
+                view.close()
+            except Exception as error:
+                errors.append(error)
         with self._lock:
             closers, self._closers = self._closers, []
             self._built.clear()
             self._saved = ()
             self._add_instances()
-        _close_all(closers)
+        try:
+            _close_all(closers)
+        except Exception as error:
+            errors.append(error)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup("several resources failed to close", errors)
 
     def __enter__(self) -> ResourceRegistry:
         """Open the registry; resources are still built on first use."""
@@ -286,15 +368,36 @@ class ResourceRegistry:
                 self._remember(key, binding.factory(self))
 
     def _find_filesystem_key(self) -> type[Any] | None:
-        if Filesystem in self._bindings:
-            return Filesystem
-        for key, binding in self._bindings.items():
-            built = self._built.get(key, _MISSING)
-            if binding.prebuilt and isinstance(built, Filesystem):
-                return key
-            # Structural check on the class, so a lazy binding need not be built.
-            if not binding.prebuilt and all(hasattr(key, m) for m in _FILESYSTEM_METHODS):
-                return key
+        found = [
+            key for key, binding in self._bindings.items() if self._is_filesystem(key, binding)
+        ]
+        # One instance bound under two keys is one filesystem; a lazy binding is its own.
+        if len({id(self._built.get(key, key)) for key in found}) > 1:
+            names = " and ".join(_name(key) for key in found)
+            raise BindingError(
+                f"two filesystems are bound, {names}; bind one, so that context.filesystem "
+                "and resources.get(Filesystem) name the same filesystem"
+            )
+        return found[0] if found else None
+
+    def _is_filesystem(self, key: type[Any], binding: Binding[Any]) -> bool:
+        if key is Filesystem:
+            return True
+        if binding.prebuilt:
+            return isinstance(self._built.get(key), Filesystem)
+        # Structural check on the class, so a lazy binding need not be built.
+        return all(hasattr(key, method) for method in _FILESYSTEM_METHODS)
+
+    def _alias(self, key: type[Any]) -> type[Any] | None:
+        """The bound type that serves ``key`` when ``key`` itself is unbound: the
+        filesystem's, for ``Filesystem`` or a class its bound instance belongs to."""
+        found = self._filesystem_key
+        if found is None or key in self._bindings:
+            return None
+        if key is Filesystem:
+            return found
+        if self._bindings[found].prebuilt and _is_instance(self._built.get(found), key):
+            return found
         return None
 
     def _resolve(self, key: type[Any], scope: ToolCallScope | None) -> object:
@@ -303,7 +406,10 @@ class ResourceRegistry:
             return built
         binding = self._bindings.get(key)
         if binding is None:
-            raise UnboundResourceError(self._unbound_message(key))
+            alias = self._alias(key)
+            if alias is None:
+                raise UnboundResourceError(self._unbound_message(key))
+            return self._resolve(alias, scope)
         with self._resolving(key):
             if binding.scope is Scope.SINGLETON:
                 return self._singleton(binding)
@@ -316,14 +422,17 @@ class ResourceRegistry:
     def _singleton(self, binding: Binding[Any]) -> object:
         with self._lock:
             built = self._built.get(binding.resource_type, _MISSING)
-            if built is _MISSING:
-                # Built through the registry, never a scope: a singleton must not
-                # capture a tool-call resource that is closed when the call ends.
-                built, closer = _build(binding, self)
-                self._remember(binding.resource_type, built)
-                if closer is not None:
-                    self._closers.append(closer)
-            return built
+            if built is not _MISSING:
+                return built
+            # Built through the registry, never a scope: a singleton must not
+            # capture a tool-call resource that is closed when the call ends.
+            built, closer = _build(binding, self)
+            self._remember(binding.resource_type, built)
+            if closer is not None:
+                self._closers.append(closer)
+        # Outside the lock: the guard may wait for another call to end.
+        self._note_built(built, lambda: self._forget(binding.resource_type, built, closer))
+        return built
 
     def _prototype(self, binding: Binding[Any], scope: ToolCallScope | None) -> object:
         built, closer = _build(binding, scope or self)
@@ -339,11 +448,24 @@ class ResourceRegistry:
         self._built[key] = built
         if isinstance(built, Snapshotable):
             self._saved = (*self._saved, built)
-            self._note_built(built)
 
-    def _note_built(self, built: Snapshotable) -> None:
-        if self._build_marks:
-            self._build_log.append((built, built.snapshot()))
+    def _forget(self, key: type[Any], built: object, closer: Callable[[], None] | None) -> None:
+        with self._lock:
+            if self._built.get(key) is built:
+                del self._built[key]
+                self._saved = tuple(saved for saved in self._saved if saved is not built)
+            if closer is not None and closer in self._closers:
+                self._closers.remove(closer)
+        if closer is not None:
+            _close_quietly_with(closer)
+
+    def _note_built(self, built: object, forget: Callable[[], None]) -> None:
+        """Note a snapshotable built while a mark is open, with its state after construction."""
+        if not self._build_marks or not isinstance(built, Snapshotable):
+            return
+        token = _noted(built, self._build_guard, forget)
+        with self._lock:
+            self._build_log.append((built, token))
 
     def _resolving(self, key: type[Any]) -> _Resolving:
         chain: list[type[Any]] | None = getattr(self._local, "chain", None)
@@ -363,6 +485,40 @@ class ResourceRegistry:
         )
 
 
+def _noted(
+    built: Snapshotable, guard: Callable[[Snapshotable], None] | None, forget: Callable[[], None]
+) -> object:
+    """Pass ``built`` to ``guard``, then snapshot it; on any failure ``forget`` it and raise."""
+    try:
+        if guard is not None:
+            guard(built)
+        try:
+            return built.snapshot()
+        except Exception as error:
+            raise ResourceBuildError(
+                f"resource {_name(type(built))} was built but its snapshot() raised "
+                f"{describe_error(error)}"
+            ) from error
+    except BaseException:
+        forget()
+        raise
+
+
+def _close_quietly(registry: ResourceRegistry) -> None:
+    """Close a collected session's view; a failure is logged, as nobody is there to catch it."""
+    try:
+        registry.close()
+    except Exception:
+        logger.warning("closing the resources of a collected session failed", exc_info=True)
+
+
+def _close_quietly_with(closer: Callable[[], None]) -> None:
+    try:
+        closer()
+    except Exception:
+        logger.warning("closing a resource that could not be used failed", exc_info=True)
+
+
 class ToolCallScope:
     """The registry as seen by one tool call: TOOL_CALL resources built once, then closed.
 
@@ -370,14 +526,27 @@ class ToolCallScope:
     built for the call (TOOL_CALL and PROTOTYPE) is closed, latest first.
     """
 
-    __slots__ = ("_built", "_closed", "_closers", "_lock", "_registry", "_saved")
+    __slots__ = (
+        "_build_log",
+        "_built",
+        "_closed",
+        "_closers",
+        "_guard",
+        "_lock",
+        "_registry",
+        "_saved",
+    )
 
-    def __init__(self, registry: ResourceRegistry) -> None:
+    def __init__(
+        self, registry: ResourceRegistry, guard: Callable[[Snapshotable], None] | None = None
+    ) -> None:
         """A scope over ``registry``; prefer ``registry.tool_call_scope()``."""
         self._registry = registry
+        self._guard = guard
         self._lock = threading.RLock()  # a handler may hand the scope to its own threads
         self._built: dict[type[Any], object] = {}
         self._saved: list[Snapshotable] = []
+        self._build_log: list[tuple[Snapshotable, object]] = []
         self._closers: list[Callable[[], None]] = []
         self._closed = False
 
@@ -392,13 +561,19 @@ class ToolCallScope:
 
     def get_optional(self, resource_type: type[T]) -> T | None:
         """The resource bound to ``resource_type``, or ``None`` when unbound."""
-        if resource_type not in self._registry._bindings:
+        registry = self._registry
+        if resource_type not in registry._bindings and registry._alias(resource_type) is None:
             return None
         return self.get(resource_type)
 
+    def built_during(self) -> list[tuple[Snapshotable, object]]:
+        """The snapshotables this scope built, each with its state right after construction."""
+        with self._lock:
+            return list(self._build_log)
+
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound ``Filesystem`` (bound by that protocol, else any bound filesystem)."""
+        """The bound filesystem (bound under ``Filesystem`` or its own class), or ``None``."""
         key = self._registry._filesystem_key
         if key is None:
             return None
@@ -416,6 +591,7 @@ class ToolCallScope:
             closers, self._closers = self._closers, []
             self._built.clear()
             self._saved.clear()
+            self._build_log.clear()
         _close_all(closers)
 
     def __enter__(self) -> ToolCallScope:
@@ -438,16 +614,29 @@ class ToolCallScope:
                     f"{_name(binding.resource_type)} requested from a tool-call scope that ended"
                 )
             built = self._built.get(binding.resource_type, _MISSING)
-            if built is _MISSING:
-                built, closer = _build(binding, self)
-                self._built[binding.resource_type] = built
-                if isinstance(built, Snapshotable):
-                    self._saved.append(built)
-                    with self._registry._lock:
-                        self._registry._note_built(built)
-                if closer is not None:
-                    self._closers.append(closer)
+            if built is not _MISSING:
+                return built
+            built, closer = _build(binding, self)
+            self._built[binding.resource_type] = built
+            if closer is not None:
+                self._closers.append(closer)
+            if isinstance(built, Snapshotable):
+                self._saved.append(built)
+                token = _noted(
+                    built, self._guard, lambda: self._forget(binding.resource_type, built, closer)
+                )
+                self._build_log.append((built, token))
             return built
+
+    def _forget(self, key: type[Any], built: object, closer: Callable[[], None] | None) -> None:
+        with self._lock:
+            self._built.pop(key, None)
+            if built in self._saved:
+                self._saved.remove(built)
+            if closer is not None and closer in self._closers:
+                self._closers.remove(closer)
+        if closer is not None:
+            _close_quietly_with(closer)
 
     def _adopt(self, closer: Callable[[], None]) -> None:
         with self._lock:
@@ -495,7 +684,7 @@ def _build(
     except Exception as error:
         raise ResourceBuildError(
             f"building resource {_name(binding.resource_type)} failed: the factory raised "
-            f"{type(error).__name__}: {error}"
+            f"{describe_error(error)}"
         ) from error
     return built, _closer(binding, built)
 
@@ -511,7 +700,7 @@ def _mapped_binding(key: type[Any], value: object) -> Binding[Any]:
         return value
     if callable(value) and not _is_instance(value, key):
         raise BindingError(
-            f"resources mapping: {value!r} under key {_name(key)} is not an instance of "
+            f"resources mapping: {safe_repr(value)} under key {_name(key)} is not an instance of "
             f"{_name(key)}; wrap factories in Binding(Type, factory)"
         )
     return Binding.instance(key, value)
@@ -528,13 +717,21 @@ def _closer(binding: Binding[Any], built: object) -> Callable[[], None] | None:
 
 
 def _close_all(closers: list[Callable[[], None]]) -> None:
-    """Call every closer, latest first; one failure must not leave the rest open."""
+    """Call every closer, latest first; one failure must not leave the rest open.
+
+    A ``BaseException`` (``KeyboardInterrupt``) is re-raised once every closer ran.
+    """
     errors: list[Exception] = []
+    interrupted: BaseException | None = None
     for closer in reversed(closers):
         try:
             closer()
         except Exception as error:
             errors.append(error)
+        except BaseException as error:
+            interrupted = interrupted or error
+    if interrupted is not None:
+        raise interrupted
     if len(errors) == 1:
         raise errors[0]
     if errors:
@@ -549,4 +746,5 @@ def _is_instance(obj: object, resource_type: type[Any]) -> bool:
 
 
 def _name(resource_type: object) -> str:
-    return getattr(resource_type, "__name__", None) or repr(resource_type)
+    name = getattr(resource_type, "__name__", None)
+    return name if isinstance(name, str) else safe_repr(resource_type)

@@ -1,20 +1,25 @@
 """``ToolExecutor``: turns a model's tool call into a ``ToolResult``, transactionally.
 
-A call goes: look the tool up among the rendered prompt's enabled tools, parse its
-arguments with the tool's contract, ask every policy, check the deadline and budget,
-build the ``ToolContext``, snapshot the session and the snapshotable resources, run
-the handler, check its value against the tool's declared result type, render it
-through the tool's result contract, let the policies record the success, and record
-a ``ToolInvoked`` event. Any failure restores the snapshot first, so a failed call
-leaves no state. Only the errors that must stop the evaluation propagate.
+A call goes: take the session's turn; look the tool up among the rendered prompt's
+enabled tools; parse its arguments with the tool's contract; build the
+``ToolContext``; take the turns of the snapshotable resources and snapshot them and
+the session; ask every policy; check the deadline and budget; run the handler;
+check the deadline and budget again; check its value against the tool's declared
+result type and render it through the tool's result contract; let the policies
+record the success; close the call's ``TOOL_CALL`` resources; record a
+``ToolInvoked`` event. Any failure after the snapshot restores it first, so a
+failed call leaves no state. Every call, whatever happens, records exactly one
+``ToolInvoked``. Only the errors that must stop the evaluation propagate.
 
-Calls take two reentrant locks, always in this order: the ``call_lock`` of the
-prompt's resource registry, then the session's ``call_lock``. A failed call restores
-the session and the shared resources, so no other call may run on either meanwhile;
-the fixed order keeps executors from deadlocking on each other. A handler that runs
-a nested call through another prompt's executor takes that registry's lock while
-holding its session's lock, against the order: such nesting must not race with
-calls on that other prompt.
+Turns: a call and the sub-calls its handler makes are one call tree (see
+``wink.runtime._turns``). A tree takes the session's lock, then the lock of each
+snapshotable resource it snapshots (one lock per resource object, wherever it is
+bound, taken in a fixed order), and of each one built during the call; it keeps
+them until its top-level call ends. So calls that share a session or a resource
+take turns, a failed call's rollback never undoes another tree's call, and a
+handler's own sub-calls, on its thread or on threads running in its context,
+never wait for it. A wait that would deadlock fails the call that would close the
+cycle instead.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wink import telemetry
+from wink._error_text import describe_error, error_message, safe_repr, type_label
 from wink.contract import ContractViolation, describe_problems, type_name
 from wink.contract.instances import conforms, declared_class, plain_class
 from wink.errors import (
@@ -35,9 +41,18 @@ from wink.errors import (
     PromptValidationError,
     VisibilityExpansionRequired,
 )
-from wink.policy.decision import ToolPolicy
+from wink.policy.decision import PolicyDecision, ToolPolicy
 from wink.prompt import Prompt, RenderedPrompt, ToolBinding
 from wink.resources import ResourceRegistry, Snapshotable, ToolCallScope
+from wink.runtime._turns import (
+    CallLock,
+    CallTree,
+    CallWouldDeadlock,
+    current_call_tree,
+    lock_of,
+    reset_call_tree,
+    set_call_tree,
+)
 from wink.runtime.budget import BudgetExceededError, BudgetTracker
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
@@ -60,8 +75,13 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
-_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], int]
+_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], ToolCallScope | None, int]
 _Resources = ResourceRegistry | ToolCallScope
+_Broken = list[tuple[object, BaseException]]
+
+
+class _CannotStart(Exception):
+    """The call could not be prepared (a snapshot failed, a wait would deadlock)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +99,11 @@ class ToolExecutor:
     """Runs tool calls for one prompt and session; never aborts for a tool failure.
 
     Failures come back as ``ToolResult(success=False)`` with a message the model can
-    act on. ``VisibilityExpansionRequired`` and ``PromptEvaluationError`` propagate,
-    a passed deadline or budget becomes ``PromptEvaluationError``, and
-    ``BaseException``s such as ``KeyboardInterrupt`` propagate; state is restored
-    before any of them leaves.
+    act on. ``VisibilityExpansionRequired`` and ``PromptEvaluationError`` propagate;
+    a passed deadline or budget (before or after the handler) becomes
+    ``PromptEvaluationError``, and so does a resource whose ``restore()`` failed
+    (its state is unknown); ``BaseException``s such as ``KeyboardInterrupt``
+    propagate. Whatever leaves, the state is restored and the call recorded first.
     """
 
     __slots__ = (
@@ -92,10 +113,12 @@ class ToolExecutor:
         "_clock",
         "_deadline",
         "_heartbeat",
+        "_locks",
         "_plans",
         "_prompt",
         "_raise_handler_errors",
         "_rendered",
+        "_resources",
         "_session",
     )
 
@@ -134,6 +157,9 @@ class ToolExecutor:
         self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
         self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
+        # Lazily built singletons are the session's own; instances passed in are shared.
+        self._resources = prompt.resources.for_session(session)
+        self._locks: tuple[tuple[Snapshotable, ...], list[CallLock]] | None = None
         _validate_policies(prompt)
 
     @property
@@ -145,16 +171,41 @@ class ToolExecutor:
         """Run ``call`` and return its result; see the class docstring for failures."""
         tracer = telemetry.tracer()
         if tracer is None:
-            return self._execute(call)
+            return self._take_turn(call)
         plan = self._plans.get(call.name)
         tool = None if plan is None else plan.tool
         with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
-            result = self._execute(call)
+            result = self._take_turn(call)
             span.finish(result)
             return result
 
-    def _execute(self, call: ToolCall) -> ToolResult[Any]:
+    def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
+        """Run ``call`` in its call tree, holding the turns it needs."""
         started_at = self._clock()
+        # The running call's tree (this is a sub-call), or a new one for a top-level call.
+        tree = current_call_tree()
+        token = None
+        if tree is None or tree.done:
+            tree = CallTree()
+            token = set_call_tree(tree)
+        try:
+            try:
+                # The session's turn, and those of the resources the call will snapshot.
+                tree.acquire_all(self._locks_of(self._resources.snapshotables()))
+            except CallWouldDeadlock as error:
+                message = f"Tool {call.name!r} could not start: {error}"
+                return self._record_failure(call, None, message, started_at)
+            except BaseException as error:  # interrupted while waiting for its turn
+                message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
+                self._record_failure(call, None, message, started_at)
+                raise
+            return self._execute(tree, call, started_at)
+        finally:
+            if token is not None:
+                tree.release_all()
+                reset_call_tree(token)
+
+    def _execute(self, tree: CallTree, call: ToolCall, started_at: datetime) -> ToolResult[Any]:
         plan = self._plans.get(call.name)
         if plan is None:
             message = f"Unknown tool {call.name!r}. Available tools: {self._available}."
@@ -166,35 +217,41 @@ class ToolExecutor:
             message = f"Invalid arguments for tool {call.name!r}:\n{problems}"
             return self._record_failure(call, None, message, started_at)
         except Exception as error:  # e.g. a decoded mapping holding values JSON cannot carry
-            message = f"Invalid arguments for tool {call.name!r}: {_describe(error)}"
+            message = f"Invalid arguments for tool {call.name!r}: {describe_error(error)}"
             return self._record_failure(call, None, message, started_at)
-        registry = self._prompt.resources
-        # Registry first, then session: the order the module docstring documents. A
-        # prompt without resources has nothing shared to roll back across sessions,
-        # so its calls on different sessions need not take turns.
-        registry_lock = registry.call_lock if registry.bound_types else _NO_LOCK
-        with registry_lock, self._session.call_lock:
-            mark = registry.open_build_mark()
-            scope: ToolCallScope | None = None
-            try:
-                if registry.needs_call_scope:
-                    scope = registry.tool_call_scope()
-                resources: _Resources = registry if scope is None else scope
-                context = ToolContext(
-                    prompt=self._prompt,
-                    rendered_prompt=self._rendered,
-                    adapter=self._adapter,
-                    session=self._session,
-                    deadline=self._deadline,
-                    budget_tracker=self._budget_tracker,
-                    resources=resources,
-                    heartbeat=self._heartbeat,
-                )
-                return self._run(plan, params, context, resources, mark, call, started_at)
-            finally:
+        except BaseException as error:  # from a validator of the params type
+            message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
+            self._record_failure(call, None, message, started_at)
+            raise
+        registry = self._resources
+
+        def guard(built: Snapshotable) -> None:
+            # A snapshotable built during the call takes its turn like the others.
+            tree.acquire(lock_of(built))
+
+        tracks_builds = registry.lazy_singletons
+        mark = registry.open_build_mark(guard) if tracks_builds else 0
+        scope: ToolCallScope | None = None
+        try:
+            if registry.needs_call_scope:
+                scope = registry.tool_call_scope(guard)
+            resources: _Resources = registry if scope is None else scope
+            context = ToolContext(
+                prompt=self._prompt,
+                rendered_prompt=self._rendered,
+                adapter=self._adapter,
+                session=self._session,
+                deadline=self._deadline,
+                budget_tracker=self._budget_tracker,
+                resources=resources,
+                heartbeat=self._heartbeat,
+            )
+            return self._run(plan, params, context, resources, scope, mark, tree, call, started_at)
+        finally:
+            if tracks_builds:
                 registry.close_build_mark()
-                if scope is not None:
-                    _close_scope(scope, call.name)
+            if scope is not None:
+                _close_scope(scope, call.name)  # a no-op when the call closed it already
 
     def _run(
         self,
@@ -202,7 +259,9 @@ class ToolExecutor:
         params: Any,
         context: ToolContext,
         resources: _Resources,
+        scope: ToolCallScope | None,
         mark: int,
+        tree: CallTree,
         call: ToolCall,
         started_at: datetime,
     ) -> ToolResult[Any]:
@@ -213,42 +272,52 @@ class ToolExecutor:
             return self._record_failure(call, params, message, started_at)
         # Saved before the policies run: a policy that changes state and then denies
         # (or raises) leaves nothing behind either.
-        saved = self._save(resources, mark)
+        try:
+            saved = self._save(resources, scope, mark, tree)
+        except _CannotStart as error:
+            message = f"Tool {tool.name!r} could not start: {error}"
+            return self._record_failure(call, params, message, started_at)
+        except BaseException as error:
+            self._record_failure(call, params, _interrupted(tool, error), started_at)
+            raise
         try:
             refusal = self._refusal(plan, params, context)
             if refusal is not None:
                 telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
-                self._restore(saved)
-                return self._record_failure(call, params, refusal, started_at)
+                return self._fail(saved, call, params, ToolResult.error(refusal), started_at)
             returned = handler(params, context=context)
-            outcome, committed = self._commit(plan, params, returned, context, call, started_at)
+            if self._deadline is not None or self._budget_tracker is not None:
+                self._check_limits(f"tool {tool.name!r} returned")
+            outcome, committed = self._commit(
+                plan, params, returned, context, scope, call, started_at
+            )
         except (VisibilityExpansionRequired, PromptEvaluationError) as error:
-            self._restore(saved)
-            self._record_failure(call, params, _raised(tool, error), started_at)
+            self._fail(saved, call, params, ToolResult.error(_raised(tool, error)), started_at)
             raise
         except (DeadlineExceededError, BudgetExceededError) as error:
-            self._restore(saved)
-            raise self._stop(call, params, error, started_at) from error
+            message = f"Tool {call.name!r} was stopped: {error_message(error) or type_label(error)}"
+            self._fail(saved, call, params, ToolResult.error(message), started_at)
+            raise PromptEvaluationError(message) from error
         except _WrongReturn as error:
-            self._restore(saved)
-            self._record_failure(call, params, str(error), started_at)
+            self._fail(saved, call, params, ToolResult.error(str(error)), started_at)
             raise TypeError(str(error)) from None
         except Exception as error:
             # A bug in the handler: the model is told, and so is the developer.
             logger.warning("tool %r raised", tool.name, exc_info=error)
             telemetry.note_error(error)
             if self._raise_handler_errors:
-                self._restore(saved)
-                self._record_failure(call, params, _raised(tool, error), started_at)
+                self._fail(saved, call, params, ToolResult.error(_raised(tool, error)), started_at)
                 raise
             outcome, committed = ToolResult.error(_raised(tool, error)), False
-        except BaseException:
-            self._restore(saved)
+        except BaseException as error:
+            failure: ToolResult[Any] = ToolResult.error(_interrupted(tool, error))
+            # The interruption goes first; a broken resource was logged.
+            with contextlib.suppress(PromptEvaluationError):
+                self._fail(saved, call, params, failure, started_at)
             raise
         if committed:
             return outcome
-        self._restore(saved)
-        return self._record(call, params, outcome, _render_failure(outcome), started_at)
+        return self._fail(saved, call, params, outcome, started_at, render=True)
 
     def _commit(
         self,
@@ -256,6 +325,7 @@ class ToolExecutor:
         params: Any,
         returned: object,
         context: ToolContext,
+        scope: ToolCallScope | None,
         call: ToolCall,
         started_at: datetime,
     ) -> tuple[ToolResult[Any], bool]:
@@ -267,9 +337,7 @@ class ToolExecutor:
         """
         tool = plan.tool
         if not isinstance(returned, ToolResult):
-            message = (
-                f"Tool {tool.name!r} returned {type(returned).__qualname__}, not a ToolResult."
-            )
+            message = f"Tool {tool.name!r} returned {type_label(returned)}, not a ToolResult."
             logger.warning("%s", message)
             if self._raise_handler_errors:
                 raise _WrongReturn(message)
@@ -280,7 +348,7 @@ class ToolExecutor:
         value_type = _value_type(plan, value)
         if value_type is _NONCONFORMING:
             message = (
-                f"Tool {tool.name!r} returned {type(value).__qualname__}, expected "
+                f"Tool {tool.name!r} returned {type_label(value)}, expected "
                 f"{type_name(tool.result_type)}"
             )
             return ToolResult.error(message), False
@@ -301,6 +369,10 @@ class ToolExecutor:
             result = returned.rendered_as(text)
             for policy in plan.policies:
                 policy.on_result(tool, params, result, context=context)
+            if scope is not None:
+                # Closed before the call is recorded: a close that is interrupted
+                # (a BaseException) must not leave a success on record.
+                _close_scope(scope, call.name)
             self._record(call, params, result, text, started_at, value_type)
         except _PROPAGATED:
             raise
@@ -309,7 +381,11 @@ class ToolExecutor:
         return result, True
 
     def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
-        """Why the call may not start (a denial), or ``None``; raises to stop the evaluation."""
+        """Why the call may not start (a denial), or ``None``; raises to stop the evaluation.
+
+        Fails closed: a policy that raises, or returns anything but a ``PolicyDecision``
+        whose ``allowed`` is ``True``, denies.
+        """
         tool = plan.tool
         for policy in plan.policies:
             try:
@@ -317,39 +393,124 @@ class ToolExecutor:
             except _PROPAGATED:
                 raise
             except Exception as error:
-                logger.info("policy %r failed on tool %r", policy.name, tool.name, exc_info=error)
-                # Fail closed: a policy that cannot decide denies.
-                return f"Policy {policy.name!r} failed on tool {tool.name!r}: {_describe(error)}"
-            if not decision.allowed:
-                return decision.reason or f"Policy {policy.name!r} denied tool {tool.name!r}."
-        if self._deadline is not None:
-            self._deadline.check(f"tool {tool.name!r} could start")
-        if self._budget_tracker is not None:
-            self._budget_tracker.check()
+                name = _policy_name(policy)
+                logger.info("policy %s failed on tool %r", name, tool.name, exc_info=error)
+                return f"Policy {name} failed on tool {tool.name!r}: {describe_error(error)}"
+            if not isinstance(decision, PolicyDecision):
+                returned = "None" if decision is None else f"a {type_label(decision)}"
+                return (
+                    f"Tool {tool.name!r} was denied: policy {_policy_name(policy)} returned "
+                    f"{returned}, not a PolicyDecision."
+                )
+            if decision.allowed is not True:
+                reason = decision.reason
+                if isinstance(reason, str) and reason:
+                    return reason
+                return f"Policy {_policy_name(policy)} denied tool {tool.name!r}."
+        if self._deadline is not None or self._budget_tracker is not None:
+            self._check_limits(f"tool {tool.name!r} could start")
         return None
 
-    def _save(self, resources: _Resources, mark: int) -> _Saved:
-        tokens = [(resource, resource.snapshot()) for resource in resources.snapshotables()]
-        return self._session.snapshot(), tokens, mark
+    def _check_limits(self, activity: str) -> None:
+        if self._deadline is not None:
+            self._deadline.check(activity)
+        if self._budget_tracker is not None:
+            self._budget_tracker.check()
 
-    def _restore(self, saved: _Saved) -> None:
-        snapshot, tokens, mark = saved
+    def _save(
+        self, resources: _Resources, scope: ToolCallScope | None, mark: int, tree: CallTree
+    ) -> _Saved:
+        """Take the resources' turns, then snapshot them and the session."""
+        snapshotables = resources.snapshotables()
+        tokens: list[tuple[Snapshotable, object]] = []
+        if snapshotables:
+            cached = self._locks
+            # Taken already when the call started, unless something was built since.
+            if cached is None or cached[0] is not snapshotables:
+                try:
+                    tree.acquire_all(self._locks_of(snapshotables))
+                except CallWouldDeadlock as error:
+                    raise _CannotStart(str(error)) from error
+            for resource in snapshotables:
+                try:
+                    tokens.append((resource, resource.snapshot()))
+                except Exception as error:
+                    raise _CannotStart(
+                        f"snapshot() of resource {type_label(resource)} raised "
+                        f"{describe_error(error)}; nothing was changed"
+                    ) from error
+        return self._session.snapshot(), tokens, scope, mark
+
+    def _locks_of(self, snapshotables: tuple[Snapshotable, ...]) -> list[CallLock]:
+        """The session's lock and those of ``snapshotables``."""
+        # The registry hands out the same tuple while nothing new is built: reuse its locks.
+        cached = self._locks
+        if cached is not None and cached[0] is snapshotables:
+            return cached[1]
+        locks = [self._session.call_lock, *(lock_of(resource) for resource in snapshotables)]
+        if snapshotables is self._resources.snapshotables():
+            self._locks = (snapshotables, locks)
+        return locks
+
+    def _rollback(self, saved: _Saved) -> _Broken:
+        """Restore everything that can be restored; return what could not be, and why."""
+        snapshot, tokens, scope, mark = saved
         telemetry.add_event(telemetry.ROLLBACK)
+        built = self._resources.built_since(mark) if self._resources.lazy_singletons else []
+        if scope is not None:
+            built.extend(scope.built_during())
+        broken: _Broken = []
         # Resources first built after the snapshot go back to their state right
         # after construction; the others to their snapshot.
-        for resource, token in reversed(self._prompt.resources.built_since(mark)):
-            resource.restore(token)
-        for resource, token in reversed(tokens):
-            resource.restore(token)
-        self._session.restore(snapshot)
+        for resource, token in reversed([*tokens, *built]):
+            try:
+                resource.restore(token)
+            except BaseException as error:
+                broken.append((resource, error))
+        try:
+            self._session.restore(snapshot)
+        except BaseException as error:
+            broken.append((self._session, error))
+        return broken
 
-    def _stop(
-        self, call: ToolCall, params: Any, error: Exception, started_at: datetime
-    ) -> PromptEvaluationError:
-        """Record a call the evaluation's limits stopped, and the error that stops it."""
-        message = f"Tool {call.name!r} was stopped: {error}"
-        self._record_failure(call, params, message, started_at)
-        return PromptEvaluationError(message)
+    def _fail(
+        self,
+        saved: _Saved,
+        call: ToolCall,
+        params: Any,
+        result: ToolResult[Any],
+        started_at: datetime,
+        *,
+        render: bool = False,
+    ) -> ToolResult[Any]:
+        """Roll back, record ``result`` as the call's failure, and return it.
+
+        When something could not be restored, raise ``PromptEvaluationError`` naming
+        it (its state is unknown), after recording the call; an interruption met on
+        the way is re-raised, also after recording.
+        """
+        broken = self._rollback(saved)
+        interruptions = [error for _, error in broken if not isinstance(error, Exception)]
+        try:
+            rendered = _render_failure(result) if render else ""
+        except BaseException as error:  # only BaseExceptions leave _render_failure
+            interruptions.append(error)
+            rendered = ""
+        self._record(call, params, result, rendered, started_at)
+        if interruptions:
+            raise interruptions[0]
+        if broken:
+            described = "; ".join(
+                f"{_what(target)}: restore() raised {describe_error(error)}"
+                for target, error in broken
+            )
+            message = (
+                f"Tool {call.name!r} failed and its changes could not all be rolled back "
+                f"({described}); that state is unknown, so the evaluation stops"
+            )
+            logger.error(message)
+            raise PromptEvaluationError(message) from broken[0][1]
+        return result
 
     def _record_failure(
         self, call: ToolCall, params: Any, message: str, started_at: datetime
@@ -383,10 +544,12 @@ class ToolExecutor:
                 raise  # the caller rolls the call back and records the failure
             logger.warning("reducers failed on ToolInvoked for %r; kept unreduced", call.name)
             self._session.append_event(event)
+        except BaseException:
+            if result.success:
+                raise  # the caller rolls the call back and records the failure
+            self._session.append_event(event)  # never lose the record, then stop
+            raise
         return result
-
-
-_NO_LOCK = contextlib.nullcontext()
 
 
 class _WrongReturn(Exception):
@@ -397,8 +560,28 @@ def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:
     logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
     return ToolResult.error(
         f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
-        f"changes were rolled back: {_describe(error)}"
+        f"changes were rolled back: {describe_error(error)}"
     )
+
+
+def _interrupted(tool: Tool[Any, Any], error: BaseException) -> str:
+    return f"Tool {tool.name!r} was interrupted by {describe_error(error)}; rolled back"
+
+
+def _policy_name(policy: object) -> str:
+    """The policy's name as shown in messages (quoted), even when ``name`` is broken."""
+    try:
+        name = policy.name  # type: ignore[attr-defined]  # any object may be passed as a policy
+    except Exception:
+        return f"<{type_label(policy)} whose name raised>"
+    return repr(name) if isinstance(name, str) else safe_repr(name)
+
+
+def _what(target: object) -> str:
+    """Names a restored target in a message: a resource by its class, or the session."""
+    if isinstance(target, Session):
+        return "the session"
+    return f"resource {type_label(target)}"
 
 
 def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
@@ -416,8 +599,8 @@ def _plan_of(binding: ToolBinding) -> _Plan:
     for policy in unique:
         if not isinstance(policy, ToolPolicy):
             raise PromptValidationError(
-                f"tool {tool.name!r} (section {binding.section_path}): {policy!r} is not a "
-                "ToolPolicy (it needs name, check(tool, params, *, context) and "
+                f"tool {tool.name!r} (section {binding.section_path}): {safe_repr(policy)} is "
+                "not a ToolPolicy (it needs name, check(tool, params, *, context) and "
                 "on_result(tool, params, result, *, context))"
             )
     return _Plan(tool, tool.params_contract.parse, unique, plain_class(tool.result_type))
@@ -462,12 +645,12 @@ def _validate_policies(prompt: Prompt) -> None:
             check_tools(tool_names, frozenset(governed.get(id(policy), ())))
         except PromptValidationError as error:
             raise PromptValidationError(
-                f"prompt {prompt.name!r}, policy attached to {where}: {error}"
+                f"prompt {prompt.name!r}, policy attached to {where}: {error_message(error)}"
             ) from None
         except Exception as error:
             raise PromptValidationError(
                 f"prompt {prompt.name!r}, policy attached to {where}: check_tools(tool_names, "
-                f"governed) failed: {_describe(error)}"
+                f"governed) failed: {describe_error(error)}"
             ) from error
 
 
@@ -485,12 +668,7 @@ def _attachments(prompt: Prompt) -> dict[int, tuple[Any, list[str]]]:
 
 
 def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
-    return f"Tool {tool.name!r} raised {_describe(error)}"
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return f"Tool {tool.name!r} raised {describe_error(error)}"
 
 
 def _render_failure(result: ToolResult[Any]) -> str:

@@ -4,20 +4,28 @@ Each slice holds the values of one type in a ``SliceValues`` (a persistent
 sequence). The session keeps all slices in two immutable maps, ``STATE`` and
 ``LOG``; an update builds new maps that share every untouched slice. So a
 snapshot is the current pair of maps (O(1)) and a restore swaps them back.
+
+A snapshot also holds the slice declarations (which slices are ``LOG``), so a
+restore puts those back too. ``LOG`` slices are history and never lose values to a
+restore: each keeps its values from the snapshot, followed by those added since.
 """
 
 from __future__ import annotations
 
 import enum
+import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 from uuid import uuid4
 
 from pydantic import BaseModel
 
+from wink._error_text import safe_repr
 from wink.errors import WinkError
+from wink.runtime._turns import CallLock
 from wink.runtime._vector import SliceValues
 from wink.runtime.events import ToolInvoked
 from wink.runtime.snapshot import Snapshot, SnapshotError
@@ -46,6 +54,36 @@ class SliceKind(enum.Enum):
 _STATE = SliceKind.STATE
 _LOG = SliceKind.LOG  # module constants: enum attribute lookups are slow on the hot path
 
+_Kinds = Mapping[type[Any], SliceKind]
+_SliceMap = MappingProxyType[type[Any], SliceValues[Any]]
+
+
+class _SessionSnapshot(Snapshot):
+    """A snapshot taken from a session: its slices, and the slice declarations then.
+
+    Built by ``_snapshot_of``.
+
+    The declarations map is never changed in place (the session replaces it when a
+    slice is declared), so holding it costs nothing.
+    """
+
+    __slots__ = ("_kinds", "_origin")  # ``_origin``: the session it was taken from
+
+    _kinds: _Kinds
+    _origin: object
+
+
+def _snapshot_of(
+    state: _SliceMap, log: _SliceMap, kinds: _Kinds, origin: object
+) -> _SessionSnapshot:
+    """``_SessionSnapshot(state, log, kinds, origin)`` without the checks: the hot path's way."""
+    made: _SessionSnapshot = object.__new__(_SessionSnapshot)
+    made._state, made._log, made._kinds, made._origin = state, log, kinds, origin
+    return made
+
+
+_EMPTY: _SliceMap = MappingProxyType({})
+
 
 class Session:
     """Typed slices of state, updated by events through pure reducers; thread-safe.
@@ -55,20 +93,32 @@ class Session:
     own type when none is. A successful ``ToolInvoked`` whose value is a dataclass or
     a pydantic model also dispatches that value (from an executor, as an event of the
     tool's declared result class, even for a subclass instance). Each dispatch is
-    atomic: if a reducer raises, no slice changes. Restores act on the whole session,
-    so tool calls running concurrently on one session share each other's rollbacks.
+    atomic: if a reducer raises, no slice changes. Executors run one call tree at a
+    time on a session (see ``call_lock``), so a rollback never undoes another call.
     """
 
-    __slots__ = ("_applying", "_call_lock", "_current", "_kinds", "_lock", "_routes", "session_id")
+    __slots__ = (
+        "__weakref__",
+        "_applying",
+        "_call_lock",
+        "_current",
+        "_kinds",
+        "_lock",
+        "_origin",
+        "_routes",
+        "session_id",
+    )
 
     def __init__(self, *, session_id: str | None = None) -> None:
         """An empty session; ``ToolInvoked`` is declared a ``LOG`` slice."""
         self.session_id = session_id or uuid4().hex
         """Identifies the session in logs."""
         self._lock = threading.RLock()
-        self._call_lock = threading.RLock()
-        self._current = Snapshot()
-        self._kinds: dict[type[Any], SliceKind] = {ToolInvoked: _LOG}
+        self._call_lock = CallLock(f"session {self.session_id}")
+        # Replaced, never changed in place: snapshots share it.
+        self._kinds: _Kinds = {ToolInvoked: _LOG}
+        self._origin = object()  # marks the snapshots taken from this session
+        self._current: Snapshot = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
         self._routes: dict[type[Any], tuple[_Route, ...]] = {}
         self._applying = False
 
@@ -102,11 +152,12 @@ class Session:
         return self
 
     @property
-    def call_lock(self) -> threading.RLock:
-        """Held by an executor for a whole tool call, so calls on one session take turns.
+    def call_lock(self) -> CallLock:
+        """Taken by an executor's call tree for a whole tool call, so that call trees
+        on one session take turns.
 
-        Reentrant: a handler may run a nested tool call on the same session. Executors
-        take it after the ``call_lock`` of the prompt's resource registry, never before.
+        It belongs to the call tree, not to a thread: the handler's sub-calls (on its
+        thread, or on threads that run in its context) never wait for it.
         """
         return self._call_lock
 
@@ -139,19 +190,66 @@ class Session:
         return render_snapshot_json(self.snapshot().to_json(), title=title)
 
     def restore(self, snapshot: Snapshot, *, keep_log: bool = True) -> None:
-        """Put back the ``STATE`` slices of ``snapshot`` (and its ``LOG`` slices too
-        unless ``keep_log``); O(1)."""
+        """Put back the ``STATE`` slices of ``snapshot``.
+
+        A snapshot taken from this session also puts back the slice declarations, and
+        its ``LOG`` slices keep their history: each holds its values in ``snapshot``
+        followed by every value added since (values removed since, by ``reset()`` or
+        ``clear()``, come back). Any other snapshot (of another session, or loaded
+        from JSON) leaves the ``LOG`` slices and declarations as they are. With
+        ``keep_log=False`` the ``LOG`` slices become exactly the snapshot's. O(1)
+        unless a ``LOG`` slice lost values or a slice was declared since.
+        """
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
+        own = isinstance(snapshot, _SessionSnapshot) and snapshot._origin is self._origin
         with self._lock:
             self._enter("restore")
             try:
-                if not keep_log:
-                    self._adopt_kinds(snapshot)
-                log = self._current.log if keep_log else snapshot.log
-                self._current = Snapshot(snapshot.state, log)
+                current = self._current
+                if (
+                    own
+                    and keep_log
+                    and current.log is snapshot.log
+                    and cast(_SessionSnapshot, snapshot)._kinds is self._kinds
+                ):
+                    # Nothing logged or declared since: the common rollback, a swap.
+                    self._current = _snapshot_of(
+                        snapshot.state, current.log, self._kinds, self._origin
+                    )
+                else:
+                    self._current = self._restored(snapshot, own=own, keep_log=keep_log)
             finally:
                 self._applying = False
+
+    def _restored(self, snapshot: Snapshot, *, own: bool, keep_log: bool) -> _SessionSnapshot:
+        if not keep_log:
+            if own:
+                self._kinds = cast(_SessionSnapshot, snapshot)._kinds
+            else:
+                self._adopt_kinds(snapshot)
+            return _snapshot_of(snapshot.state, snapshot.log, self._kinds, self._origin)
+        current = self._current
+        if not own:
+            return _snapshot_of(snapshot.state, current.log, self._kinds, self._origin)
+        kinds = cast(_SessionSnapshot, snapshot)._kinds
+        if kinds is self._kinds:
+            log = _kept_log(snapshot.log, current.log)
+        else:
+            log = _kept_log(snapshot.log, self._log_slices_under(kinds))
+            self._kinds = kinds
+        return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+
+    def _log_slices_under(self, kinds: _Kinds) -> _SliceMap:
+        """The current values of every slice that ``kinds`` declares ``LOG``."""
+        current = self._current
+        found = {
+            slice_type: values
+            for slices in (current.state, current.log)
+            for slice_type, values in slices.items()
+            if kinds.get(slice_type) is _LOG
+        }
+        return MappingProxyType(found)
 
     def _adopt_kinds(self, snapshot: Snapshot) -> None:
         """Take the snapshot's slice kinds for undeclared types; refuse contradictions.
@@ -159,23 +257,28 @@ class Session:
         A snapshot loaded into a fresh session (``Snapshot.from_json``) says which
         slices are LOG; without adopting that, those slices would be unreadable.
         """
+        adopted = dict(self._kinds)
         for kind, slices in ((_STATE, snapshot.state), (_LOG, snapshot.log)):
             for slice_type in slices:
-                declared = self._kinds.get(slice_type)
+                declared = adopted.get(slice_type)
                 if declared is None and kind is _LOG:
-                    self._kinds[slice_type] = _LOG
+                    adopted[slice_type] = _LOG
                 elif declared is not None and declared is not kind:
                     raise SnapshotError(
                         f"the snapshot holds {slice_type.__qualname__} as a {kind.value} slice, "
                         f"but this session declares it {declared.value}"
                     )
+        self._kinds = adopted
 
     def reset(self) -> None:
-        """Empty every slice; reducers and slice kinds stay registered."""
+        """Empty every slice; reducers and slice kinds stay registered.
+
+        Restoring a snapshot taken before brings the ``LOG`` history back.
+        """
         with self._lock:
             self._enter("reset")
             try:
-                self._current = Snapshot()
+                self._current = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
             finally:
                 self._applying = False
 
@@ -201,8 +304,8 @@ class Session:
             self._enter("declare")
             try:
                 values = self._values(slice_type)
-                self._drop(slice_type)
-                self._kinds[slice_type] = kind
+                self._kinds = {**self._kinds, slice_type: kind}
+                self._drop(slice_type)  # also gives the current snapshot the new declarations
                 if values:
                     self._commit({slice_type: values})
             finally:
@@ -291,16 +394,20 @@ class Session:
                 if state is None:
                     state = current.state.copy()
                 state[slice_type] = values
-        self._current = Snapshot(
+        self._current = _snapshot_of(
             current.state if state is None else MappingProxyType(state),
             current.log if log is None else MappingProxyType(log),
+            self._kinds,
+            self._origin,
         )
 
     def _drop(self, slice_type: type[Any]) -> None:
         current = self._current
         state = {key: value for key, value in current.state.items() if key is not slice_type}
         log = {key: value for key, value in current.log.items() if key is not slice_type}
-        self._current = Snapshot(MappingProxyType(state), MappingProxyType(log))
+        self._current = _snapshot_of(
+            MappingProxyType(state), MappingProxyType(log), self._kinds, self._origin
+        )
 
 
 class SliceAccessor(Generic[T]):
@@ -343,7 +450,7 @@ class SliceAccessor(Generic[T]):
     def declare(self, kind: SliceKind) -> None:
         """Make this slice ``STATE`` or ``LOG``; its values move with it."""
         if not isinstance(kind, SliceKind):
-            raise TypeError(f"declare() takes a SliceKind, got {kind!r}")
+            raise TypeError(f"declare() takes a SliceKind, got {safe_repr(kind)}")
         self._session._declare(self._type, kind)
 
     def register(self, event_type: type[E], reducer: Reducer[T, E]) -> None:
@@ -355,7 +462,8 @@ class SliceAccessor(Generic[T]):
         """
         if not isinstance(event_type, type) or not callable(reducer):
             raise TypeError(
-                f"register() takes an event type and a reducer, got {event_type!r}, {reducer!r}"
+                "register() takes an event type and a reducer, got "
+                f"{safe_repr(event_type)}, {safe_repr(reducer)}"
             )
         self._session._register(self._type, event_type, reducer)
 
@@ -398,5 +506,34 @@ def _as_values(produced: object, source: object, slice_type: type[Any]) -> Slice
     )
 
 
+def _kept_log(before: _SliceMap, now: _SliceMap) -> _SliceMap:
+    """``LOG`` slices as a restore leaves them: ``before``'s values, then those added since."""
+    if now is before:
+        return now
+    kept: dict[type[Any], SliceValues[Any]] = {}
+    changed = False
+    for slice_type in {**before, **now}:
+        earlier, later = before.get(slice_type), now.get(slice_type)
+        merged = _kept_values(earlier, later)
+        changed = changed or merged is not later
+        kept[slice_type] = merged
+    return now if not changed else MappingProxyType(kept)
+
+
+def _kept_values(
+    earlier: SliceValues[Any] | None, later: SliceValues[Any] | None
+) -> SliceValues[Any]:
+    if later is None:
+        return _NOTHING if earlier is None else earlier
+    if earlier is None or later is earlier:
+        return later
+    size = len(earlier)
+    if len(later) >= size and all(map(operator.is_, islice(later, size), earlier)):
+        return later  # only appended to: the common case
+    seen = {id(value) for value in earlier}
+    return earlier.extend(value for value in later if id(value) not in seen)
+
+
 def _name(function: object) -> str:
-    return getattr(function, "__qualname__", None) or repr(function)
+    name = getattr(function, "__qualname__", None)
+    return name if isinstance(name, str) else safe_repr(function)

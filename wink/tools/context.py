@@ -80,7 +80,9 @@ class ToolContext:
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """Shortcut for the bound ``Filesystem`` resource (``None`` when unbound)."""
+        """The bound filesystem (``None`` when unbound): the same object as
+        ``resources.get(Filesystem)``, whether it is bound under ``Filesystem`` or its
+        own class."""
         return self.resources.filesystem
 
     def require_filesystem(self) -> Filesystem:

@@ -7,6 +7,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic_core import to_json
 
+from wink._error_text import safe_repr, type_label
 from wink.contract import Contract, compile_contract
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
@@ -44,6 +45,19 @@ class ToolResult(_RenderedText, Generic[ResultT]):
     """``False`` marks a tool failure the model should act on."""
     exclude_value_from_context: bool = False
     """Keep ``value`` out of the provider's tool message (it is still recorded)."""
+
+    def __post_init__(self) -> None:
+        # What the fields hold reaches providers as is: refuse a wrong type here, where
+        # the handler that built it is on the traceback.
+        if not isinstance(self.message, str):
+            raise TypeError(f"ToolResult.message must be a str, got {_kind(self.message)}")
+        if type(self.success) is not bool:
+            raise TypeError(f"ToolResult.success must be a bool, got {_kind(self.success)}")
+        if type(self.exclude_value_from_context) is not bool:
+            raise TypeError(
+                "ToolResult.exclude_value_from_context must be a bool, got "
+                f"{_kind(self.exclude_value_from_context)}"
+            )
 
     @classmethod
     def ok(cls, value: ResultT, message: str = "ok") -> ToolResult[ResultT]:
@@ -102,6 +116,11 @@ class ToolResult(_RenderedText, Generic[ResultT]):
             copy = replace(self)
         object.__setattr__(copy, "_rendered", text)  # not a field, so frozen does not cover it
         return copy
+
+
+def _kind(value: object) -> str:
+    """``int 123``: the type and a short repr, for the messages above."""
+    return f"{type_label(value)} {safe_repr(value)[:80]}"
 
 
 def render_value(value: Any, contract: Contract[Any] | None = None) -> str:

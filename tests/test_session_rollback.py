@@ -1,0 +1,209 @@
+"""What a restore (and so a failed call) puts back: STATE slices and declarations; LOG
+history is never lost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
+from wink.runtime import (
+    Session,
+    SliceKind,
+    SliceValues,
+    Snapshot,
+    ToolCall,
+    ToolExecutor,
+    ToolInvoked,
+)
+
+
+@dataclass(frozen=True)
+class Audit:
+    text: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    text: str
+
+
+@dataclass(frozen=True)
+class Steps:
+    how: str
+
+
+def run_steps(params: Steps, *, context: ToolContext) -> ToolResult[None]:
+    session = context.session
+    assert session is not None
+    for step in params.how.split(","):
+        if step == "audit":
+            session.dispatch(Audit("during the call"))
+        elif step == "draft":
+            session.dispatch(Draft("during the call"))
+        elif step == "declare audit state":
+            session[Audit].declare(SliceKind.STATE)
+        elif step == "declare draft log":
+            session[Draft].declare(SliceKind.LOG)
+        elif step == "reset":
+            session.reset()
+        elif step == "clear audit":
+            session[Audit].clear()
+        elif step == "fail":
+            raise RuntimeError("failed on purpose")
+    return ToolResult(message="ok")
+
+
+steps_tool = Tool[Steps, None](name="steps", description="Steps.", handler=run_steps)
+
+
+def executor_on(session: Session) -> ToolExecutor:
+    template = PromptTemplate(
+        ns="tests", key="rollback", sections=[MarkdownSection(title="T", tools=[steps_tool])]
+    )
+    return ToolExecutor(prompt=Prompt(template), session=session)
+
+
+def audited_session() -> Session:
+    session = Session()
+    session[Audit].declare(SliceKind.LOG)
+    session.dispatch(Audit("before"))
+    session.dispatch(Draft("before"))
+    return session
+
+
+def run(session: Session, how: str) -> ToolResult[Any]:
+    return executor_on(session).execute(ToolCall("steps", f'{{"how": "{how}"}}'))
+
+
+def test_a_failed_call_keeps_the_log_events_it_dispatched_and_drops_its_state_events() -> None:
+    session = audited_session()
+    assert not run(session, "audit,draft,fail").success
+    assert session[Audit].all() == (Audit("before"), Audit("during the call"))
+    assert session[Draft].all() == (Draft("before"),)
+    assert [event.success for event in session[ToolInvoked].all()] == [False]
+
+
+def to_both(values: SliceValues[Any], event: Audit) -> SliceValues[Any]:
+    return values.append(event)
+
+
+def test_an_event_reduced_into_a_log_and_a_state_slice_survives_only_in_the_log() -> None:
+    session = audited_session()
+    session[Audit].register(Audit, to_both)
+    session[Draft].register(Audit, lambda values, event: values.append(Draft(event.text)))
+    assert not run(session, "audit,fail").success
+    assert session[Audit].all() == (Audit("before"), Audit("during the call"))
+    assert session[Draft].all() == (Draft("before"),)
+
+
+def test_declaring_a_slice_log_inside_a_failed_call_is_undone() -> None:
+    session = audited_session()
+    assert not run(session, "declare draft log,draft,fail").success
+    assert session[Draft].kind is SliceKind.STATE
+    assert session[Draft].all() == (Draft("before"),)
+
+
+def test_declaring_a_log_slice_state_inside_a_failed_call_is_undone_and_keeps_history() -> None:
+    session = audited_session()
+    assert not run(session, "audit,declare audit state,audit,fail").success
+    assert session[Audit].kind is SliceKind.LOG
+    assert session[Audit].all() == (
+        Audit("before"),
+        Audit("during the call"),
+        Audit("during the call"),
+    )
+
+
+def test_a_reset_inside_a_failed_call_keeps_the_log_history() -> None:
+    session = audited_session()
+    assert run(session, "draft").success
+    assert run(session, "draft").success
+    assert not run(session, "reset,audit,fail").success
+    assert [event.success for event in session[ToolInvoked].all()] == [True, True, False]
+    assert session[Audit].all() == (Audit("before"), Audit("during the call"))
+    assert session[Draft].all() == (
+        Draft("before"),
+        Draft("during the call"),
+        Draft("during the call"),
+    )
+
+
+def test_clearing_a_log_slice_inside_a_failed_call_is_undone() -> None:
+    session = audited_session()
+    assert not run(session, "clear audit,fail").success
+    assert session[Audit].all() == (Audit("before"),)
+
+
+def test_a_successful_reset_stays_reset() -> None:
+    session = audited_session()
+    assert run(session, "reset").success
+    assert session[Audit].all() == ()
+    assert [event.success for event in session[ToolInvoked].all()] == [True]
+
+
+# Session.restore itself
+
+
+def test_restore_after_reset_brings_the_log_back_followed_by_later_values() -> None:
+    session = audited_session()
+    saved = session.snapshot()
+    session.reset()
+    session.dispatch(Audit("after the reset"))
+    session.restore(saved)
+    assert session[Audit].all() == (Audit("before"), Audit("after the reset"))
+    assert session[Draft].all() == (Draft("before"),)
+
+
+def test_restore_keeps_an_appended_log_slice_without_copying_it() -> None:
+    session = audited_session()
+    saved = session.snapshot()
+    session.dispatch(Audit("later"))
+    appended = session[Audit].values()
+    session.restore(saved)
+    assert session[Audit].values() is appended
+
+
+def test_restore_puts_slice_declarations_back() -> None:
+    session = Session()
+    saved = session.snapshot()
+    session[Draft].declare(SliceKind.LOG)
+    session.restore(saved)
+    assert session[Draft].kind is SliceKind.STATE
+
+
+def test_a_declaration_made_before_a_snapshot_survives_its_restore() -> None:
+    session = Session()
+    session[Draft].declare(SliceKind.LOG)  # on an empty slice
+    saved = session.snapshot()
+    session.dispatch(Draft("later"))
+    session.restore(saved)
+    assert session[Draft].kind is SliceKind.LOG
+    assert session[Draft].all() == (Draft("later"),)
+
+
+def test_restore_without_keep_log_takes_the_declarations_of_the_snapshot() -> None:
+    source = audited_session()
+    fresh = Session()
+    fresh.restore(source.snapshot(), keep_log=False)
+    assert fresh[Audit].kind is SliceKind.LOG
+    assert fresh[Audit].all() == (Audit("before"),)
+    assert fresh[Draft].all() == (Draft("before"),)
+
+
+def test_restoring_a_loaded_snapshot_keeps_this_sessions_log_as_it_is() -> None:
+    session = audited_session()
+    loaded = Snapshot.from_json(session.snapshot().to_json(), types=[Audit, Draft])
+    session.dispatch(Draft("later"))
+    session.restore(loaded)
+    assert session[Audit].all() == (Audit("before"),)  # not doubled
+    assert session[Draft].all() == (Draft("before"),)
+
+
+def test_restoring_another_sessions_snapshot_keeps_this_sessions_log_and_declarations() -> None:
+    other = audited_session()
+    session = Session()
+    session.dispatch(Audit("mine"))  # a STATE slice here
+    session.restore(other.snapshot())
+    assert session[Audit].kind is SliceKind.STATE
+    assert session[Draft].all() == (Draft("before"),)

@@ -1,0 +1,79 @@
+"""Call locks belong to call trees: reentrant across a tree's threads, exclusive between trees."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from wink import HostFilesystem, InMemoryFilesystem
+from wink.runtime._turns import CallLock, CallTree, CallWouldDeadlock, lock_of
+
+BOUND = 10.0
+
+
+def test_a_tree_takes_its_own_lock_again_from_another_thread_without_waiting() -> None:
+    lock, tree = CallLock("session s"), CallTree()
+    tree.acquire(lock)
+    worker = threading.Thread(target=tree.acquire, args=(lock,))
+    worker.start()
+    worker.join(BOUND)
+    assert not worker.is_alive()
+    assert lock.owner is tree
+    assert tree.held == [lock]  # taken once
+
+
+def test_another_tree_waits_until_the_owner_ends() -> None:
+    lock, owner, other = CallLock("session s"), CallTree(), CallTree()
+    owner.acquire(lock)
+    waiter = threading.Thread(target=other.acquire, args=(lock,))
+    waiter.start()
+    waiter.join(0.1)
+    assert waiter.is_alive()
+    owner.release_all()
+    waiter.join(BOUND)
+    assert not waiter.is_alive()
+    assert lock.owner is other
+    assert owner.done is True
+
+
+def test_a_wait_closing_a_cycle_is_refused_naming_both_locks() -> None:
+    first, second = CallLock("session one"), CallLock("session two")
+    a, b = CallTree(), CallTree()
+    a.acquire(first)
+    b.acquire(second)
+    waiter = threading.Thread(target=a.acquire, args=(second,))  # a waits for b
+    waiter.start()
+    while not a.waiting:
+        threading.Event().wait(0.001)
+    with pytest.raises(CallWouldDeadlock) as raised:
+        b.acquire(first)  # b would wait for a, which waits for b
+    assert str(raised.value) == (
+        "waiting for session one would deadlock: the call holding it waits, directly or "
+        "through other calls, for session two, held by this call"
+    )
+    b.release_all()
+    waiter.join(BOUND)
+    assert not waiter.is_alive() and second.owner is a
+
+
+def test_acquire_all_takes_free_locks_at_once_and_skips_held_ones() -> None:
+    locks = [CallLock("a"), CallLock("b")]
+    tree = CallTree()
+    tree.acquire(locks[1])
+    tree.acquire_all(locks)
+    assert [lock.owner for lock in locks] == [tree, tree]
+    assert tree.held == [locks[1], locks[0]]
+    tree.release_all()
+    assert [lock.owner for lock in locks] == [None, None]
+
+
+def test_a_resource_has_one_lock_and_host_filesystems_over_one_directory_share_it(
+    tmp_path: Path,
+) -> None:
+    fs = InMemoryFilesystem()
+    assert lock_of(fs) is lock_of(fs)
+    assert lock_of(fs) is not lock_of(InMemoryFilesystem())
+    assert lock_of(HostFilesystem(tmp_path)) is lock_of(HostFilesystem(tmp_path))
+    assert lock_of(fs).label == "resource InMemoryFilesystem"

@@ -1,0 +1,216 @@
+"""Call trees, and the turns they take on sessions and snapshotable resources.
+
+A tool call and every sub-call its handler makes form one *call tree*. The tree
+is found through a ``ContextVar``: a sub-call on the handler's thread, in an
+asyncio task the handler starts, in ``asyncio.to_thread``, or in a thread that
+runs ``contextvars.copy_context().run(...)`` belongs to the tree of the call that
+started it.
+
+A ``CallLock`` is owned by one tree at a time, whichever of its threads asks:
+a handler's own sub-calls never wait for their parent. A tree takes the lock of
+its session first, then the locks of the resources the call snapshots in the
+order the locks were created, and keeps every lock it took until its top-level
+call ends (so a failed outer call can roll back what its sub-calls did, with no
+other call slipping in between). When a wait would close a cycle (two trees
+each waiting for a lock the other holds), the tree that would close it gets
+``CallWouldDeadlock`` instead of waiting forever.
+
+Sub-calls of one tree that run at the same time (on several worker threads) do
+not take turns with each other: they share each other's rollbacks, as code on
+one handler's threads shares its state.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import weakref
+from collections.abc import Hashable
+from contextvars import ContextVar
+
+from wink.errors import WinkError
+from wink.resources import HostFilesystem
+
+__all__ = [
+    "CallLock",
+    "CallTree",
+    "CallWouldDeadlock",
+    "current_call_tree",
+    "lock_of",
+    "reset_call_tree",
+    "set_call_tree",
+]
+
+logger = logging.getLogger("wink.runtime.executor")
+
+_MUTEX = threading.Lock()
+"""Protects every lock's owner and every tree's wait, so a cycle check sees one state."""
+_GUARD = threading.Condition(_MUTEX)
+"""Where trees wait for a lock (entered as ``_MUTEX``, which is cheaper to enter)."""
+_RANKS = itertools.count()
+_waiting = 0  # trees waiting on ``_GUARD``: releases notify only when there are some
+
+
+class CallWouldDeadlock(WinkError):
+    """Taking a lock would wait for a tree that waits (directly or not) for this one."""
+
+
+class CallLock:
+    """A lock owned by a call tree rather than by a thread."""
+
+    __slots__ = ("__weakref__", "_holds", "label", "owner", "rank")
+
+    def __init__(self, label: str, holds: object = None) -> None:
+        self.label = label
+        """Names what the lock guards, in error messages."""
+        self.rank = next(_RANKS)
+        """Locks are taken in increasing rank: the order they were created."""
+        self.owner: CallTree | None = None
+        self._holds = holds  # keeps the guarded object (and so its ``id``) alive
+
+    def __repr__(self) -> str:
+        return f"CallLock({self.label})"
+
+
+class CallTree:
+    """One top-level tool call and its sub-calls: the owner of call locks."""
+
+    __slots__ = ("done", "held", "waiting")
+
+    def __init__(self) -> None:
+        self.held: list[CallLock] = []
+        # The locks its threads wait for (several when sub-calls wait side by side).
+        self.waiting: list[CallLock] = []
+        self.done = False
+
+    def acquire(self, lock: CallLock) -> None:
+        """Take ``lock`` for this tree, waiting for the tree that holds it to end."""
+        if lock.owner is self:  # only this tree sets the owner to itself
+            return
+        with _MUTEX:
+            while True:
+                owner = lock.owner
+                if owner is None:
+                    lock.owner = self
+                    self.held.append(lock)
+                    return
+                if owner is self:
+                    return
+                _refuse_cycle(self, lock, owner)
+                global _waiting
+                self.waiting.append(lock)
+                _waiting += 1
+                try:
+                    if not _GUARD.wait(_PATIENCE) and lock.owner is owner:
+                        _report_long_wait(lock)
+                finally:
+                    _waiting -= 1
+                    self.waiting.remove(lock)
+
+    def acquire_all(self, locks: list[CallLock]) -> None:
+        """Take ``locks`` in rank order (all at once when none is held by another tree)."""
+        for lock in locks:
+            if lock.owner is not self:  # only this tree sets the owner to itself
+                break
+        else:
+            return
+        with _MUTEX:
+            for lock in locks:
+                owner = lock.owner
+                if owner is not None and owner is not self:
+                    break
+            else:
+                held = self.held
+                for lock in locks:
+                    if lock.owner is None:
+                        lock.owner = self
+                        held.append(lock)
+                return
+        for lock in sorted(locks, key=_rank):
+            self.acquire(lock)
+
+    def release_all(self) -> None:
+        """End the tree: release every lock it took."""
+        with _MUTEX:
+            self.done = True
+            for lock in self.held:
+                lock.owner = None
+            self.held.clear()
+            if _waiting:
+                _GUARD.notify_all()
+
+
+_PATIENCE = 10.0
+"""Seconds a call waits for another call tree before a warning says what it waits for."""
+
+
+def _report_long_wait(lock: CallLock) -> None:
+    logger.warning(
+        "a tool call has waited %.0f s for %s, held by another call; if a handler runs "
+        "sub-calls on a thread of its own and waits for them, start that thread in the "
+        "call's context (contextvars.copy_context().run, or asyncio.to_thread) so that "
+        "they belong to its call",
+        _PATIENCE,
+        lock.label,
+    )
+
+
+def _rank(lock: CallLock) -> int:
+    return lock.rank
+
+
+def _refuse_cycle(tree: CallTree, lock: CallLock, owner: CallTree) -> None:
+    """Raise when ``owner`` waits, through a chain of trees, for ``tree``."""
+    seen: set[int] = set()
+    pending = [owner]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for waited in current.waiting:
+            holder = waited.owner
+            if holder is tree:
+                raise CallWouldDeadlock(
+                    f"waiting for {lock.label} would deadlock: the call holding it waits, "
+                    f"directly or through other calls, for {waited.label}, held by this call"
+                )
+            if holder is not None:
+                pending.append(holder)
+
+
+_CURRENT: ContextVar[CallTree | None] = ContextVar("wink_call_tree", default=None)
+current_call_tree = _CURRENT.get
+"""The call tree of the running call, if any (``None`` outside calls)."""
+set_call_tree = _CURRENT.set
+"""Make a tree current; returns the token for ``reset_call_tree``."""
+reset_call_tree = _CURRENT.reset
+"""Put back the tree that was current before ``set_call_tree``."""
+
+
+_RESOURCE_LOCKS: weakref.WeakValueDictionary[Hashable, CallLock] = weakref.WeakValueDictionary()
+
+
+def lock_of(resource: object) -> CallLock:
+    """The one lock of ``resource``, wherever it is bound; kept alive by its users.
+
+    Resources whose state lives in one place share a lock: two ``HostFilesystem``
+    objects over the same directory are one resource.
+    """
+    key = _key_of(resource)
+    lock = _RESOURCE_LOCKS.get(key)
+    if lock is not None:
+        return lock
+    with _MUTEX:
+        lock = _RESOURCE_LOCKS.get(key)
+        if lock is None:
+            lock = CallLock(f"resource {type(resource).__qualname__}", resource)
+            _RESOURCE_LOCKS[key] = lock
+        return lock
+
+
+def _key_of(resource: object) -> Hashable:
+    if isinstance(resource, HostFilesystem):
+        return ("host directory", resource.root)
+    return id(resource)  # the lock holds the resource, so the id is not reused meanwhile
