@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
 from wink.runtime import (
     Session,
@@ -164,12 +166,34 @@ def test_restore_keeps_an_appended_log_slice_without_copying_it() -> None:
     assert session[Audit].values() is appended
 
 
-def test_restore_puts_slice_declarations_back() -> None:
+def test_restore_with_declarations_puts_slice_declarations_back() -> None:
     session = Session()
+    session.dispatch(Draft("before"))
     saved = session.snapshot()
     session[Draft].declare(SliceKind.LOG)
-    session.restore(saved)
+    session.dispatch(Draft("logged"))
+    session.restore(saved, declarations=True)
     assert session[Draft].kind is SliceKind.STATE
+    assert session[Draft].all() == (Draft("before"),)
+
+
+def test_restore_keeps_declarations_made_since_and_what_they_logged() -> None:
+    session = Session()
+    session.dispatch(Draft("before"))
+    session.dispatch(Audit("state"))
+    session[Audit].declare(SliceKind.LOG)  # before the snapshot: stays LOG
+    saved = session.snapshot()
+    session[Draft].declare(SliceKind.LOG)
+    session.dispatch(Draft("logged"))
+    session[Audit].declare(SliceKind.STATE)
+    session.dispatch(Audit("changed"))
+    session.restore(saved)
+    assert session[Draft].kind is SliceKind.LOG
+    assert session[Draft].all() == (Draft("before"), Draft("logged"))
+    assert session[Audit].kind is SliceKind.STATE
+    assert session[Audit].all() == (Audit("state"),)  # STATE now: back to its values
+    assert session.snapshot().state.keys() == {Audit}
+    assert session.snapshot().log.keys() == {Draft}
 
 
 def test_a_declaration_made_before_a_snapshot_survives_its_restore() -> None:
@@ -207,3 +231,36 @@ def test_restoring_another_sessions_snapshot_keeps_this_sessions_log_and_declara
     session.restore(other.snapshot())
     assert session[Audit].kind is SliceKind.STATE
     assert session[Draft].all() == (Draft("before"),)
+
+
+def test_a_sub_evaluation_inside_a_failed_call_keeps_its_evaluation_events() -> None:
+    from wink.adapters import PromptExecuted, PromptRendered
+    from wink.testing import ScriptedAdapter
+
+    sub_template = PromptTemplate(
+        ns="tests", key="sub", sections=[MarkdownSection(title="Sub", template="Answer.")]
+    )
+
+    def delegate(params: Steps, *, context: ToolContext) -> ToolResult[None]:
+        ScriptedAdapter(["ok"]).evaluate(Prompt(sub_template), session=context.session)
+        raise RuntimeError("failed after the sub-evaluation")
+
+    tool = Tool[Steps, None](name="delegate", description="D.", handler=delegate)
+    template = PromptTemplate(
+        ns="tests", key="outer", sections=[MarkdownSection(title="T", tools=[tool])]
+    )
+    session = Session()  # no evaluation ran on it before the call
+    executor = ToolExecutor(prompt=Prompt(template), session=session)
+    assert not executor.execute(ToolCall("delegate", '{"how": ""}')).success
+    assert session[PromptRendered].kind is SliceKind.LOG
+    assert (len(session[PromptRendered]), len(session[PromptExecuted])) == (1, 1)
+
+
+def test_declare_default_makes_new_sessions_start_with_the_declaration() -> None:
+    class History:
+        pass
+
+    Session.declare_default(History, SliceKind.LOG)
+    assert Session()[History].kind is SliceKind.LOG
+    with pytest.raises(TypeError, match="declare_default\\(\\) takes a SliceKind, got 'log'"):
+        Session.declare_default(History, "log")  # type: ignore[arg-type]  # the mistake under test

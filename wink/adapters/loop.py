@@ -469,6 +469,12 @@ def _earliest(deadline: Deadline | None, tracker: BudgetTracker | None) -> Deadl
     return deadline if deadline.expires_at <= budgeted.expires_at else budgeted
 
 
+# History by nature: declared LOG in every session from the start, so that a failed
+# tool call's rollback (which undoes the declarations it made) never drops them.
+for _event_type in (PromptRendered, PromptExecuted):
+    Session.declare_default(_event_type, SliceKind.LOG)
+
+
 def _declare_log(session: Session) -> None:
     for event_type in (PromptRendered, PromptExecuted):
         accessor = session[event_type]

@@ -468,7 +468,8 @@ class ToolExecutor:
             except BaseException as error:
                 broken.append((resource, error))
         try:
-            self._session.restore(snapshot)
+            # A failed call also undoes the slice declarations it made.
+            self._session.restore(snapshot, declarations=True)
         except BaseException as error:
             broken.append((self._session, error))
         return broken

@@ -55,6 +55,9 @@ _STATE = SliceKind.STATE
 _LOG = SliceKind.LOG  # module constants: enum attribute lookups are slow on the hot path
 
 _Kinds = Mapping[type[Any], SliceKind]
+
+_DEFAULT_KINDS: dict[type[Any], SliceKind] = {ToolInvoked: _LOG}
+"""What every new session starts with declared (``Session.declare_default``)."""
 _SliceMap = MappingProxyType[type[Any], SliceValues[Any]]
 
 
@@ -110,17 +113,29 @@ class Session:
     )
 
     def __init__(self, *, session_id: str | None = None) -> None:
-        """An empty session; ``ToolInvoked`` is declared a ``LOG`` slice."""
+        """An empty session; ``ToolInvoked`` (and each ``declare_default`` type) is declared."""
         self.session_id = session_id or uuid4().hex
         """Identifies the session in logs."""
         self._lock = threading.RLock()
         self._call_lock = CallLock(f"session {self.session_id}")
         # Replaced, never changed in place: snapshots share it.
-        self._kinds: _Kinds = {ToolInvoked: _LOG}
+        self._kinds: _Kinds = dict(_DEFAULT_KINDS)
         self._origin = object()  # marks the snapshots taken from this session
         self._current: Snapshot = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
         self._routes: dict[type[Any], tuple[_Route, ...]] = {}
         self._applying = False
+
+    @staticmethod
+    def declare_default(slice_type: type[Any], kind: SliceKind) -> None:
+        """Make every session created from now on start with ``slice_type`` declared
+        ``kind``, as ``ToolInvoked`` is ``LOG``.
+
+        For event types that are history by nature (a library's events): declared
+        from the start, a failed tool call's rollback never undoes their declaration.
+        """
+        if not isinstance(kind, SliceKind):
+            raise TypeError(f"declare_default() takes a SliceKind, got {safe_repr(kind)}")
+        _DEFAULT_KINDS[slice_type] = kind
 
     def __getitem__(self, slice_type: type[T]) -> SliceAccessor[T]:
         """The slice of ``slice_type``: query it, register reducers for it."""
@@ -189,16 +204,21 @@ class Session:
 
         return render_snapshot_json(self.snapshot().to_json(), title=title)
 
-    def restore(self, snapshot: Snapshot, *, keep_log: bool = True) -> None:
+    def restore(
+        self, snapshot: Snapshot, *, keep_log: bool = True, declarations: bool = False
+    ) -> None:
         """Put back the ``STATE`` slices of ``snapshot``.
 
-        A snapshot taken from this session also puts back the slice declarations, and
-        its ``LOG`` slices keep their history: each holds its values in ``snapshot``
-        followed by every value added since (values removed since, by ``reset()`` or
-        ``clear()``, come back). Any other snapshot (of another session, or loaded
-        from JSON) leaves the ``LOG`` slices and declarations as they are. With
-        ``keep_log=False`` the ``LOG`` slices become exactly the snapshot's. O(1)
-        unless a ``LOG`` slice lost values or a slice was declared since.
+        For a snapshot taken from this session, ``LOG`` slices keep their history:
+        each holds its values in ``snapshot`` followed by every value added since
+        (values removed since, by ``reset()`` or ``clear()``, come back). Slice
+        declarations made since stay, unless ``declarations`` is set: then the
+        snapshot's declarations come back too, and a slice declared ``LOG`` since goes
+        back to ``STATE`` with its values (a failed tool call's rollback does this).
+        Any other snapshot (of another session, or loaded from JSON) leaves the
+        ``LOG`` slices and declarations as they are. With ``keep_log=False`` the
+        ``LOG`` slices and declarations become exactly the snapshot's. O(1) unless a
+        ``LOG`` slice lost values or a slice was declared since.
         """
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
@@ -218,11 +238,15 @@ class Session:
                         snapshot.state, current.log, self._kinds, self._origin
                     )
                 else:
-                    self._current = self._restored(snapshot, own=own, keep_log=keep_log)
+                    self._current = self._restored(
+                        snapshot, own=own, keep_log=keep_log, declarations=declarations
+                    )
             finally:
                 self._applying = False
 
-    def _restored(self, snapshot: Snapshot, *, own: bool, keep_log: bool) -> _SessionSnapshot:
+    def _restored(
+        self, snapshot: Snapshot, *, own: bool, keep_log: bool, declarations: bool
+    ) -> _SessionSnapshot:
         if not keep_log:
             if own:
                 self._kinds = cast(_SessionSnapshot, snapshot)._kinds
@@ -235,10 +259,22 @@ class Session:
         kinds = cast(_SessionSnapshot, snapshot)._kinds
         if kinds is self._kinds:
             log = _kept_log(snapshot.log, current.log)
-        else:
+            return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+        if declarations:
             log = _kept_log(snapshot.log, self._log_slices_under(kinds))
             self._kinds = kinds
-        return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+            return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+        # The declarations made since stay: each slice is restored as what it is now.
+        now = self._kinds
+        merged = _kept_log(snapshot.log, current.log)
+        kept = {t: values for t, values in merged.items() if now.get(t) is _LOG}
+        state = {t: values for t, values in snapshot.state.items() if now.get(t) is not _LOG}
+        for slice_type, values in snapshot.log.items():
+            if now.get(slice_type) is not _LOG:  # declared STATE since: back to its values
+                state[slice_type] = values
+        return _snapshot_of(
+            MappingProxyType(state), MappingProxyType(kept), self._kinds, self._origin
+        )
 
     def _log_slices_under(self, kinds: _Kinds) -> _SliceMap:
         """The current values of every slice that ``kinds`` declares ``LOG``."""
