@@ -222,21 +222,17 @@ class Session:
         """
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
-        own = isinstance(snapshot, _SessionSnapshot) and snapshot._origin is self._origin
+        kinds: _Kinds | None = None  # the snapshot's declarations, when taken here
+        if isinstance(snapshot, _SessionSnapshot) and snapshot._origin is self._origin:
+            kinds = snapshot._kinds
+        own = kinds is not None
         with self._lock:
             self._enter("restore")
             try:
                 current = self._current
-                if (
-                    own
-                    and keep_log
-                    and current.log is snapshot.log
-                    and cast(_SessionSnapshot, snapshot)._kinds is self._kinds
-                ):
+                if kinds is self._kinds and keep_log and current.log is snapshot.log:
                     # Nothing logged or declared since: the common rollback, a swap.
-                    self._current = _snapshot_of(
-                        snapshot.state, current.log, self._kinds, self._origin
-                    )
+                    self._current = snapshot
                 else:
                     self._current = self._restored(
                         snapshot, own=own, keep_log=keep_log, declarations=declarations
