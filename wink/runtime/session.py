@@ -6,8 +6,9 @@ sequence). The session keeps all slices in two immutable maps, ``STATE`` and
 snapshot is the current pair of maps (O(1)) and a restore swaps them back.
 
 A snapshot also holds the slice declarations (which slices are ``LOG``), so a
-restore puts those back too. ``LOG`` slices are history and never lose values to a
-restore: each keeps its values from the snapshot, followed by those added since.
+failed tool call's rollback can put those back too. ``LOG`` slices are history and
+never lose values to a restore: each keeps its values from the snapshot, followed
+by those added since.
 """
 
 from __future__ import annotations
