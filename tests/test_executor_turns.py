@@ -522,3 +522,35 @@ def test_one_filesystem_instance_bound_under_two_keys_is_one_filesystem() -> Non
     registry = ResourceRegistry.from_mapping({Filesystem: fs, InMemoryFilesystem: fs})
     assert registry.filesystem is fs
     assert registry.get(Filesystem) is registry.get(InMemoryFilesystem) is fs
+
+
+def test_a_sub_call_that_outlives_its_call_runs_as_a_call_of_its_own() -> None:
+    go = threading.Event()
+    results: list[ToolResult[Any]] = []
+    workers: list[threading.Thread] = []
+
+    def fire_and_forget(params: WriteParams, *, context: ToolContext) -> ToolResult[None]:
+        inner = ToolExecutor(prompt=context.prompt, session=context.session)  # type: ignore[arg-type]
+
+        def later() -> None:
+            go.wait(BOUND)
+            results.append(inner.execute(ToolCall("write", f'{{"path": "{params.path}"}}')))
+
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(later,))
+        workers.append(worker)
+        worker.start()
+        return ToolResult(message="started")
+
+    fs = InMemoryFilesystem()
+    outer = Tool[WriteParams, None](name="outer", description="O.", handler=fire_and_forget)
+    session = Session()
+    executor = ToolExecutor(
+        prompt=prompt_of(outer, write_tool, resources={Filesystem: fs}), session=session
+    )
+    assert executor.execute(ToolCall("outer", '{"path": "late.txt"}')).success
+    go.set()
+    assert finished(workers[0])
+    assert results == [ToolResult(message="wrote late.txt")]
+    assert fs.list(".") == ["late.txt"]
+    # The session is free again: the late call released its turn.
+    assert executor.execute(ToolCall("write", '{"path": "next.txt"}')).success

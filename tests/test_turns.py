@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from wink import HostFilesystem, InMemoryFilesystem
-from wink.runtime._turns import CallLock, CallTree, CallWouldDeadlock, lock_of
+from wink.runtime._turns import CallLock, CallTree, TurnRefused, lock_of
 
 BOUND = 10.0
 
@@ -47,7 +47,7 @@ def test_a_wait_closing_a_cycle_is_refused_naming_both_locks() -> None:
     waiter.start()
     while not a.waiting:
         threading.Event().wait(0.001)
-    with pytest.raises(CallWouldDeadlock) as raised:
+    with pytest.raises(TurnRefused) as raised:
         b.acquire(first)  # b would wait for a, which waits for b
     assert str(raised.value) == (
         "waiting for session one would deadlock: the call holding it waits, directly or "
@@ -77,3 +77,16 @@ def test_a_resource_has_one_lock_and_host_filesystems_over_one_directory_share_i
     assert lock_of(fs) is not lock_of(InMemoryFilesystem())
     assert lock_of(HostFilesystem(tmp_path)) is lock_of(HostFilesystem(tmp_path))
     assert lock_of(fs).label == "resource InMemoryFilesystem"
+
+
+def test_a_tree_whose_call_ended_takes_no_more_locks() -> None:
+    tree = CallTree()
+    tree.release_all()
+    with pytest.raises(TurnRefused) as raised:
+        tree.acquire(CallLock("session s"))
+    assert str(raised.value) == (
+        "the call this sub-call belongs to has already ended; a handler must wait for the "
+        "sub-calls it starts"
+    )
+    with pytest.raises(TurnRefused):
+        tree.acquire_all([CallLock("session t")])

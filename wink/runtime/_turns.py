@@ -13,7 +13,9 @@ order the locks were created, and keeps every lock it took until its top-level
 call ends (so a failed outer call can roll back what its sub-calls did, with no
 other call slipping in between). When a wait would close a cycle (two trees
 each waiting for a lock the other holds), the tree that would close it gets
-``CallWouldDeadlock`` instead of waiting forever.
+``TurnRefused`` instead of waiting forever. So does a sub-call that outlives
+its top-level call (on a thread the handler did not wait for): the tree's locks
+are released, and it may take no more.
 
 Sub-calls of one tree that run at the same time (on several worker threads) do
 not take turns with each other: they share each other's rollbacks, as code on
@@ -35,7 +37,7 @@ from wink.resources import HostFilesystem
 __all__ = [
     "CallLock",
     "CallTree",
-    "CallWouldDeadlock",
+    "TurnRefused",
     "current_call_tree",
     "lock_of",
     "reset_call_tree",
@@ -52,8 +54,9 @@ _RANKS = itertools.count()
 _waiting = 0  # trees waiting on ``_GUARD``: releases notify only when there are some
 
 
-class CallWouldDeadlock(WinkError):
-    """Taking a lock would wait for a tree that waits (directly or not) for this one."""
+class TurnRefused(WinkError):
+    """A lock cannot be taken: waiting would deadlock (the holder waits, directly or
+    not, for this tree), or the tree's top-level call has already ended."""
 
 
 class CallLock:
@@ -89,6 +92,7 @@ class CallTree:
         if lock.owner is self:  # only this tree sets the owner to itself
             return
         with _MUTEX:
+            _refuse_if_ended(self)
             while True:
                 owner = lock.owner
                 if owner is None:
@@ -116,6 +120,7 @@ class CallTree:
         else:
             return
         with _MUTEX:
+            _refuse_if_ended(self)
             for lock in locks:
                 owner = lock.owner
                 if owner is not None and owner is not self:
@@ -160,6 +165,14 @@ def _rank(lock: CallLock) -> int:
     return lock.rank
 
 
+def _refuse_if_ended(tree: CallTree) -> None:
+    if tree.done:
+        raise TurnRefused(
+            "the call this sub-call belongs to has already ended; a handler must wait "
+            "for the sub-calls it starts"
+        )
+
+
 def _refuse_cycle(tree: CallTree, lock: CallLock, owner: CallTree) -> None:
     """Raise when ``owner`` waits, through a chain of trees, for ``tree``."""
     seen: set[int] = set()
@@ -172,7 +185,7 @@ def _refuse_cycle(tree: CallTree, lock: CallLock, owner: CallTree) -> None:
         for waited in current.waiting:
             holder = waited.owner
             if holder is tree:
-                raise CallWouldDeadlock(
+                raise TurnRefused(
                     f"waiting for {lock.label} would deadlock: the call holding it waits, "
                     f"directly or through other calls, for {waited.label}, held by this call"
                 )

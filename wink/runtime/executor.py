@@ -47,7 +47,7 @@ from wink.resources import ResourceRegistry, Snapshotable, ToolCallScope
 from wink.runtime._turns import (
     CallLock,
     CallTree,
-    CallWouldDeadlock,
+    TurnRefused,
     current_call_tree,
     lock_of,
     reset_call_tree,
@@ -192,7 +192,7 @@ class ToolExecutor:
             try:
                 # The session's turn, and those of the resources the call will snapshot.
                 tree.acquire_all(self._locks_of(self._resources.snapshotables()))
-            except CallWouldDeadlock as error:
+            except TurnRefused as error:
                 message = f"Tool {call.name!r} could not start: {error}"
                 return self._record_failure(call, None, message, started_at)
             except BaseException as error:  # interrupted while waiting for its turn
@@ -429,7 +429,7 @@ class ToolExecutor:
             if cached is None or cached[0] is not snapshotables:
                 try:
                     tree.acquire_all(self._locks_of(snapshotables))
-                except CallWouldDeadlock as error:
+                except TurnRefused as error:
                     raise _CannotStart(str(error)) from error
             for resource in snapshotables:
                 try:
