@@ -182,8 +182,9 @@ def test_an_evaluation_whose_model_text_holds_a_lone_surrogate_saves_and_loads()
     executed = PromptExecuted("p", "openai", "hi \ud800", None, 1, 0, TokenUsage(), MOMENT, MOMENT)
     rendered = PromptRendered("p", "openai", "Say \udfff", ("search",), MOMENT)
     loaded = round_trip(executed, rendered)
-    assert loaded.state[PromptExecuted][0].text == "hi \ud800"
-    assert loaded.state[PromptRendered][0].text == "Say \udfff"
+    # Evaluation events are LOG slices in every session.
+    assert loaded.log[PromptExecuted][0].text == "hi \ud800"
+    assert loaded.log[PromptRendered][0].text == "Say \udfff"
 
 
 def test_an_escaped_form_that_is_not_base64_is_refused_on_load_with_its_path() -> None:
