@@ -233,6 +233,16 @@ def test_restoring_another_sessions_snapshot_keeps_this_sessions_log_and_declara
     assert session[Draft].all() == (Draft("before"),)
 
 
+def test_restoring_a_foreign_snapshot_never_puts_a_log_slice_of_this_session_in_state() -> None:
+    other = Session()
+    other.dispatch(Audit("state there"))
+    session = audited_session()  # Audit is LOG here
+    session.restore(other.snapshot())
+    assert session[Audit].all() == (Audit("before"),)
+    assert Audit not in session.snapshot().state
+    Snapshot.from_json(session.snapshot().to_json(), types=[Audit, Draft])  # saves and loads
+
+
 def test_a_sub_evaluation_inside_a_failed_call_keeps_its_evaluation_events() -> None:
     from wink.adapters import PromptExecuted, PromptRendered
     from wink.testing import ScriptedAdapter

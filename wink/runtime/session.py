@@ -252,7 +252,10 @@ class Session:
             return _snapshot_of(snapshot.state, snapshot.log, self._kinds, self._origin)
         current = self._current
         if not own:
-            return _snapshot_of(snapshot.state, current.log, self._kinds, self._origin)
+            # Slices this session declares LOG keep their history, whatever the snapshot says.
+            now = self._kinds
+            state = {t: values for t, values in snapshot.state.items() if now.get(t) is not _LOG}
+            return _snapshot_of(MappingProxyType(state), current.log, self._kinds, self._origin)
         kinds = cast(_SessionSnapshot, snapshot)._kinds
         if kinds is self._kinds:
             log = _kept_log(snapshot.log, current.log)
