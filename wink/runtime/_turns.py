@@ -7,12 +7,13 @@ runs ``contextvars.copy_context().run(...)`` belongs to the tree of the call tha
 started it.
 
 A ``CallLock`` is owned by one tree at a time, whichever of its threads asks:
-a handler's own sub-calls never wait for their parent. A tree takes the lock of
-its session first, then the locks of the resources the call snapshots in the
-order the locks were created, and keeps every lock it took until its top-level
-call ends (so a failed outer call can roll back what its sub-calls did, with no
-other call slipping in between). When a wait would close a cycle (two trees
-each waiting for a lock the other holds), the tree that would close it gets
+a handler's own sub-calls never wait for their parent. A call takes the locks of
+its session and of the resources it snapshots together when they are free, else
+one by one in the order the locks were created; its tree keeps every lock it
+took until its top-level call ends (so a failed outer call can roll back what
+its sub-calls did, with no other call slipping in between). When a wait would
+close a cycle (two trees each waiting for a lock the other holds), the tree that
+would close it gets
 ``TurnRefused`` instead of waiting forever. So does a sub-call that outlives
 its top-level call (on a thread the handler did not wait for): the tree's locks
 are released, and it may take no more.
