@@ -41,7 +41,7 @@ def executor_for(session: Session, section: PlanningToolsSection | None = None) 
 
 
 def run(executor: ToolExecutor, name: str, arguments: Any = None) -> ToolResult[Any]:
-    encoded = None if arguments is None else json.dumps(arguments)
+    encoded = json.dumps({} if arguments is None else arguments)
     return executor.execute(ToolCall(f"planning_{name}", encoded))
 
 

@@ -16,6 +16,7 @@ from wink import (
     Prompt,
     PromptTemplate,
     ReadBeforeWritePolicy,
+    ResourceRegistry,
     Session,
     Tool,
     ToolContext,
@@ -248,9 +249,13 @@ def test_path_leaving_the_root_is_a_failed_result(path: str, reason: str) -> Non
         ("delete_file", {"path": "a.txt"}),
     ],
 )
-def test_every_tool_fails_clearly_without_a_filesystem(name: str, arguments: Any) -> None:
+def test_every_tool_fails_clearly_when_a_given_registry_has_no_filesystem(
+    name: str, arguments: Any
+) -> None:
     template = PromptTemplate(ns="tests", key="vfs", sections=[VfsToolsSection()])
-    executor = ToolExecutor(prompt=Prompt(template), session=Session())
+    # A registry passed in is used as it is: the section's default is not added to it.
+    prompt = Prompt(template).bind(resources=ResourceRegistry.of())
+    executor = ToolExecutor(prompt=prompt, session=Session())
     result = run(executor, name, **arguments)
     assert (result.success, result.message) == (
         False,

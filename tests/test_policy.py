@@ -184,8 +184,14 @@ def test_prerequisite_the_render_does_not_enable_is_denied_as_unavailable() -> N
         ns="tests",
         key="disabled",
         sections=[
-            MarkdownSection(title="On", tools=[DEPLOY_TOOLS[3]], policies=[policy]),
-            MarkdownSection(title="Off", tools=[DEPLOY_TOOLS[2]], enabled=False),
+            MarkdownSection(
+                title="Work",
+                policies=[policy],
+                children=[
+                    MarkdownSection(title="On", tools=[DEPLOY_TOOLS[3]]),
+                    MarkdownSection(title="Off", tools=[DEPLOY_TOOLS[2]], enabled=False),
+                ],
+            )
         ],
     )
     executor = ToolExecutor(prompt=Prompt(template), session=Session())
@@ -469,13 +475,13 @@ def test_sessions_keep_separate_policy_state() -> None:
 def test_policies_with_distinct_names_keep_separate_state() -> None:
     session = Session()
     first = SequentialDependencyPolicy(dependencies={}, name="first")
-    second = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"lint"})}, name="second")
+    second = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})}, name="second")
     template = PromptTemplate(
         ns="tests",
         key="two",
         sections=[
             MarkdownSection(title="A", tools=[DEPLOY_TOOLS[0]], policies=[first]),
-            MarkdownSection(title="B", tools=[DEPLOY_TOOLS[3]], policies=[second]),
+            MarkdownSection(title="B", tools=DEPLOY_TOOLS[2:4], policies=[second]),
         ],
     )
     executor = ToolExecutor(prompt=Prompt(template), session=session)

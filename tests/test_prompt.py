@@ -18,7 +18,7 @@ from wink.prompt import (
     ToolBinding,
 )
 from wink.resources import Binding, BindingError, ResourceRegistry
-from wink.tools import Tool, ToolExample
+from wink.tools import ParamHint, Tool, ToolExample
 
 
 @dataclass
@@ -339,7 +339,12 @@ def test_rendered_bindings_name_the_section_path_and_policies_innermost_first() 
 
 def test_tool_param_descriptions_map_tool_to_field_descriptions() -> None:
     rendered = Prompt(template(Section(title="T", tools=[tool("search")]))).render()
-    assert dict(rendered.tool_param_descriptions) == {"search": {"text": "What to look for"}}
+    assert dict(rendered.tool_param_descriptions) == {
+        "search": {
+            "text": ParamHint("What to look for", "string", required=True),
+            "limit": ParamHint(None, "integer", required=False, has_default=True, default=5),
+        }
+    }
 
 
 # --- binding -------------------------------------------------------------------------------
@@ -479,14 +484,17 @@ def test_a_param_description_override_is_applied_to_the_params_schema() -> None:
         "additionalProperties": False,
     }
     assert dict(rendered.tool_param_descriptions) == {
-        "search": {"text": "What to look for", "limit": "At most this many"}
+        "search": {
+            "text": ParamHint("What to look for", "string", required=True),
+            "limit": ParamHint("At most this many", "integer", False, True, 5),
+        }
     }
 
 
-def test_an_override_for_a_tool_that_refuses_overrides_is_rejected() -> None:
+def test_a_strict_override_for_a_tool_that_refuses_overrides_is_rejected() -> None:
     with pytest.raises(PromptValidationError) as raised:
         overridden(
-            PromptOverrides(tool_descriptions={"fixed": "Other."}),
+            PromptOverrides(tool_descriptions={"fixed": "Other."}, strict=True),
             tool("fixed", accepts_overrides=False),
         )
     assert str(raised.value) == "tool 'fixed' does not accept overrides"

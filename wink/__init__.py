@@ -38,6 +38,7 @@ from wink.resources import (
     Binding,
     CircularDependencyError,
     Filesystem,
+    GitWorkspace,
     HostFilesystem,
     InMemoryFilesystem,
     ResourceBuildError,
@@ -61,6 +62,7 @@ from wink.runtime import (
     ToolInvoked,
 )
 from wink.tools import (
+    ParamHint,
     Tool,
     ToolContext,
     ToolExample,
@@ -84,9 +86,11 @@ __all__ = [
     "EvaluationPhase",
     "FieldProblem",
     "Filesystem",
+    "GitWorkspace",
     "HostFilesystem",
     "InMemoryFilesystem",
     "MarkdownSection",
+    "ParamHint",
     "PolicyDecision",
     "PolicyState",
     "ProviderAdapter",

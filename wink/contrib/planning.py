@@ -3,8 +3,18 @@
 Every tool returns the whole new ``Plan`` as its result value. The executor
 records a successful dataclass value in the session slice of its type, so the
 plan lives in ``session[Plan]`` (a ``STATE`` slice: a failed call leaves it as
-it was) and the handlers read it back with ``session[Plan].latest()``. Call
-``register_plan_slice(session)`` to keep only the current plan in that slice.
+it was) and the handlers read it back with ``session[Plan].latest()``.
+
+The section registers the planning reducers in a session, so that
+``session[Plan]`` holds only the current plan and the ``SetupPlan``, ``AddStep``
+and ``UpdateStep`` events, dispatched by your own code, change the plan exactly as
+the tools do: when it is built with ``session=``, else on the first planning call
+in each session. ``register_plan_slice(session)`` does the same by hand (call it
+before dispatching planning events yourself in a session no call has reached yet).
+An event that cannot apply (a step id the plan lacks, no plan yet) raises
+``PlanningError`` from ``dispatch`` with the tool's message, and changes nothing.
+Reducers of your own for these types belong after that registration (they
+replace the section's); registered before it, the section's replace them.
 
 Step ids are never reused within a session, even when ``planning_setup_plan``
 replaces the plan: the plan carries ``next_step_id``, and a replacement plan
@@ -15,15 +25,17 @@ therefore always means one step.
 from __future__ import annotations
 
 import enum
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from wink.errors import WinkError
 from wink.prompt import Enabled, MarkdownSection
-from wink.runtime import Session, SliceKind, replace_latest
+from wink.runtime import Session, SliceKind, SliceValues, replace_latest
 from wink.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -32,8 +44,10 @@ __all__ = [
     "Plan",
     "PlanStatus",
     "PlanStep",
+    "PlanningError",
     "PlanningStrategy",
     "PlanningToolsSection",
+    "ReadPlan",
     "SetupPlan",
     "StepStatus",
     "UpdateStep",
@@ -52,9 +66,30 @@ PlanStatus = Literal["active", "completed"]
 MAX_TITLE_LENGTH = 500
 """Longest objective or step title, in characters."""
 
-_Title = Annotated[str, Field(min_length=1, max_length=MAX_TITLE_LENGTH)]
+
+def _visible(title: str) -> str:
+    if not title.strip():
+        raise ValueError("must contain a visible character, not only whitespace")
+    return title
+
+
+_Title = Annotated[str, Field(min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(_visible)]
 
 _NO_PLAN = "No plan exists yet: call planning_setup_plan first."
+
+
+class PlanningError(WinkError):
+    """A planning event cannot apply to the current plan; the message says why."""
+
+
+def _check_title(where: str, title: str) -> None:
+    """Titles are 1-500 characters and not blank (checked for events built in Python too)."""
+    if not title.strip():
+        raise ValueError(f"{where} is blank: give it at least one visible character")
+    if len(title) > MAX_TITLE_LENGTH:
+        raise ValueError(
+            f"{where} has {len(title)} characters; at most {MAX_TITLE_LENGTH} are allowed"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +146,11 @@ class SetupPlan:
         Field(description="Titles of the first steps, in order; each becomes a pending step"),
     ] = ()
 
+    def __post_init__(self) -> None:
+        _check_title("the objective", self.objective)
+        for index, title in enumerate(self.initial_steps):
+            _check_title(f"initial step {index}", title)
+
 
 @dataclass(frozen=True, slots=True)
 class AddStep:
@@ -120,6 +160,12 @@ class AddStep:
         tuple[_Title, ...],
         Field(min_length=1, description="Titles of the steps to append, in order"),
     ]
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            raise ValueError("no steps to add: give at least one title")
+        for index, title in enumerate(self.steps):
+            _check_title(f"step {index}", title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +178,59 @@ class UpdateStep:
         None
     )
 
+    def __post_init__(self) -> None:
+        if self.title is not None:
+            _check_title("the title", self.title)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """No arguments: the current plan is shown as it is."""
+
+
+# What each event does to the plan: shared by the tools and the reducers, so that a
+# dispatched event changes the plan exactly as the tool call would.
+
+
+def _after_setup(previous: Plan | None, event: SetupPlan) -> Plan:
+    """The plan ``event`` sets up; step ids continue from ``previous``."""
+    first_id = 1 if previous is None else previous.next_step_id
+    steps = _new_steps(first_id, event.initial_steps)
+    return _plan(event.objective, steps, first_id + len(steps))
+
+
+def _after_add(current: Plan | None, event: AddStep) -> Plan:
+    """``current`` with ``event``'s steps appended; raises ``PlanningError`` without a plan."""
+    if current is None:
+        raise PlanningError(_NO_PLAN)
+    added = _new_steps(current.next_step_id, event.steps)
+    return _plan(current.objective, current.steps + added, current.next_step_id + len(added))
+
+
+def _after_update(current: Plan | None, event: UpdateStep) -> Plan:
+    """``current`` with one step changed; raises ``PlanningError`` when that cannot be."""
+    if current is None:
+        raise PlanningError(_NO_PLAN)
+    if event.title is None and event.status is None:
+        raise PlanningError(
+            f"Nothing to change for step {event.step_id}: give a title, a status or both."
+        )
+    if all(step.step_id != event.step_id for step in current.steps):
+        known = ", ".join(str(step.step_id) for step in current.steps) or "none"
+        raise PlanningError(
+            f"The plan has no step {event.step_id} (its step ids: {known}); "
+            "call planning_read_plan to see them."
+        )
+    steps = tuple(
+        _updated(step, event) if step.step_id == event.step_id else step for step in current.steps
+    )
+    return _plan(current.objective, steps, current.next_step_id)
+
 
 def setup_plan(params: SetupPlan, *, context: ToolContext) -> ToolResult[Plan]:
     """Create the plan, or replace the current one; step ids continue from it."""
     previous = _latest_plan(context)
-    first_id = 1 if previous is None else previous.next_step_id
-    steps = _new_steps(first_id, params.initial_steps)
-    plan = _plan(params.objective, steps, first_id + len(steps))
+    plan = _after_setup(previous, params)
     verb = "created" if previous is None else "replaced"
     return ToolResult.ok(plan, message=f"Plan {verb} with {_count(plan.steps)}.")
 
@@ -146,38 +238,26 @@ def setup_plan(params: SetupPlan, *, context: ToolContext) -> ToolResult[Plan]:
 def add_step(params: AddStep, *, context: ToolContext) -> ToolResult[Plan]:
     """Append steps to the current plan."""
     current = _latest_plan(context)
-    if current is None:
-        return ToolResult.error(_NO_PLAN)
-    added = _new_steps(current.next_step_id, params.steps)
-    plan = _plan(current.objective, current.steps + added, current.next_step_id + len(added))
+    try:
+        plan = _after_add(current, params)
+    except PlanningError as error:
+        return ToolResult.error(str(error))
+    added = plan.steps[len(plan.steps) - len(params.steps) :]
     ids = ", ".join(str(step.step_id) for step in added)
     return ToolResult.ok(plan, message=f"Added {_count(added)} (ids {ids}).")
 
 
 def update_step(params: UpdateStep, *, context: ToolContext) -> ToolResult[Plan]:
     """Change the title and/or the status of one step of the current plan."""
-    current = _latest_plan(context)
-    if current is None:
-        return ToolResult.error(_NO_PLAN)
-    if params.title is None and params.status is None:
-        return ToolResult.error(
-            f"Nothing to change for step {params.step_id}: give a title, a status or both."
-        )
-    if all(step.step_id != params.step_id for step in current.steps):
-        known = ", ".join(str(step.step_id) for step in current.steps) or "none"
-        return ToolResult.error(
-            f"The plan has no step {params.step_id} (its step ids: {known}); "
-            "call planning_read_plan to see them."
-        )
-    steps = tuple(
-        _updated(step, params) if step.step_id == params.step_id else step for step in current.steps
-    )
-    plan = _plan(current.objective, steps, current.next_step_id)
+    try:
+        plan = _after_update(_latest_plan(context), params)
+    except PlanningError as error:
+        return ToolResult.error(str(error))
     done = " Every step is done: the plan is completed." if plan.status == "completed" else ""
     return ToolResult.ok(plan, message=f"Step {params.step_id} updated.{done}")
 
 
-def read_plan(params: None, *, context: ToolContext) -> ToolResult[Plan]:
+def read_plan(params: ReadPlan, *, context: ToolContext) -> ToolResult[Plan]:
     """Return the current plan."""
     current = _latest_plan(context)
     if current is None:
@@ -189,6 +269,7 @@ def _latest_plan(context: ToolContext) -> Plan | None:
     session = context.session
     if not isinstance(session, Session):
         raise WinkError("the planning tools keep their plan in a Session; the call has none")
+    _register_once(session)
     return session[Plan].latest()
 
 
@@ -229,7 +310,7 @@ update_step_tool = Tool[UpdateStep, Plan](
     description="Change the title or the status of one step of the current plan.",
     handler=update_step,
 )
-read_plan_tool = Tool[None, Plan](
+read_plan_tool = Tool[ReadPlan, Plan](
     name="planning_read_plan",
     description="Show the current plan: its objective, status and every step.",
     handler=read_plan,
@@ -294,10 +375,18 @@ class PlanningToolsSection(MarkdownSection[None]):
         key: str = "planning",
         policies: Sequence[object] = (),
         enabled: Enabled = True,
+        accepts_overrides: bool = True,
+        session: Session | None = None,
     ) -> None:
-        """A section titled ``title`` whose mindset paragraph follows ``strategy``."""
+        """A section titled ``title`` whose mindset paragraph follows ``strategy``.
+
+        With ``session``, the planning reducers are registered in it now; otherwise
+        the first planning call in each session registers them.
+        """
         if not isinstance(strategy, PlanningStrategy):
             raise TypeError(f"strategy must be a PlanningStrategy, got {strategy!r}")
+        if session is not None:
+            register_plan_slice(session)
         self.strategy = strategy
         """The strategy the instructions describe."""
         text = _INSTRUCTIONS.format(mindset=_MINDSETS[strategy])
@@ -309,10 +398,46 @@ class PlanningToolsSection(MarkdownSection[None]):
             tools=(setup_plan_tool, add_step_tool, update_step_tool, read_plan_tool),
             policies=tuple(policies),
             enabled=enabled,
+            accepts_overrides=accepts_overrides,
         )
 
 
 def register_plan_slice(session: Session) -> None:
-    """Make ``session[Plan]`` a ``STATE`` slice that holds only the current plan."""
-    session[Plan].declare(SliceKind.STATE)
-    session[Plan].register(Plan, replace_latest)
+    """Register the planning reducers: ``session[Plan]`` (a ``STATE`` slice) holds only
+    the current plan, and ``SetupPlan``, ``AddStep`` and ``UpdateStep`` events change it
+    as the tools do."""
+    plans = session[Plan]
+    if plans.kind is not SliceKind.STATE:
+        plans.declare(SliceKind.STATE)
+    plans.register(Plan, replace_latest)
+    plans.register(SetupPlan, _reduce_setup)
+    plans.register(AddStep, _reduce_add)
+    plans.register(UpdateStep, _reduce_update)
+    with _REGISTERED_LOCK:
+        _REGISTERED.add(session)
+
+
+_REGISTERED: weakref.WeakSet[Session] = weakref.WeakSet()
+"""Sessions the reducers were registered in (by the section or by hand)."""
+_REGISTERED_LOCK = threading.Lock()
+
+
+def _register_once(session: Session) -> None:
+    """Register the reducers on a session's first planning call, and never again.
+
+    Once only: reducers the application registers for ``Plan`` later stay in place.
+    """
+    if session not in _REGISTERED:
+        register_plan_slice(session)
+
+
+def _reduce_setup(values: SliceValues[Plan], event: SetupPlan) -> tuple[Plan]:
+    return (_after_setup(values.latest(), event),)
+
+
+def _reduce_add(values: SliceValues[Plan], event: AddStep) -> tuple[Plan]:
+    return (_after_add(values.latest(), event),)
+
+
+def _reduce_update(values: SliceValues[Plan], event: UpdateStep) -> tuple[Plan]:
+    return (_after_update(values.latest(), event),)

@@ -1,9 +1,12 @@
 """File tools over the prompt's ``Filesystem``: read, write, edit, list and delete.
 
 The tools work on ``context.filesystem``, the ``Filesystem`` bound to the prompt
-(``prompt.bind(resources={Filesystem: InMemoryFilesystem()})``). Paths are relative
-to the filesystem's root, or absolute under its mount point; a path that leaves the
-root, a missing file or an unbound filesystem is a failed result the model can act
+(``prompt.bind(resources={Filesystem: HostFilesystem(root)})``). A prompt that binds
+no filesystem gets the section's default: a lazily built ``InMemoryFilesystem``,
+one per session like every lazily built singleton (each session its own files and
+snapshots); ``prompt.resources.for_session(session).filesystem`` reaches it.
+Paths are relative to the filesystem's root, or absolute under its mount point; a
+path that leaves the root or a missing file is a failed result the model can act
 on. The executor snapshots the filesystem before each call, so a failed call leaves
 no change behind.
 """
@@ -18,7 +21,7 @@ from pydantic import Field
 
 from wink.policy import ReadBeforeWritePolicy
 from wink.prompt import Enabled, MarkdownSection
-from wink.resources import Filesystem, FilesystemError
+from wink.resources import Binding, Filesystem, FilesystemError, InMemoryFilesystem
 from wink.tools import Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -313,6 +316,12 @@ delete_file_tool = Tool[DeleteFile, FileDeleted](
     name="delete_file", description="Delete a file.", handler=delete_file
 )
 
+
+def _workspace(_: object) -> Filesystem:
+    """The section's default filesystem; the registry builds one per session."""
+    return InMemoryFilesystem()
+
+
 _DEFAULT_POLICIES: tuple[object, ...] = (ReadBeforeWritePolicy(),)
 
 _READ_FIRST = (
@@ -342,8 +351,13 @@ class VfsToolsSection(MarkdownSection[None]):
         key: str = "vfs",
         policies: Sequence[object] = _DEFAULT_POLICIES,
         enabled: Enabled = True,
+        accepts_overrides: bool = True,
     ) -> None:
-        """A section titled ``title`` whose tools obey ``policies``."""
+        """A section titled ``title`` whose tools obey ``policies``.
+
+        A prompt that binds no filesystem gets an empty ``InMemoryFilesystem`` per
+        session, built on first use.
+        """
         policies = tuple(policies)
         text = _INSTRUCTIONS
         if any(isinstance(policy, ReadBeforeWritePolicy) for policy in policies):
@@ -362,4 +376,6 @@ class VfsToolsSection(MarkdownSection[None]):
             ),
             policies=policies,
             enabled=enabled,
+            accepts_overrides=accepts_overrides,
+            default_resources=(Binding(Filesystem, _workspace),),
         )

@@ -21,9 +21,12 @@ class SequentialDependencyPolicy:
 
     ``SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test", "build"})})``
     denies ``deploy`` until both ``test`` and ``build`` succeeded in this session.
-    Every name must be a tool of the prompt, and every dependent tool (a key) must be
-    governed by this policy, that is sit in the section it is attached to (or below),
-    unless it is attached to the prompt: the executor calls ``validate`` to check both.
+    Every name must be a tool of the prompt, and every tool it names, dependent or
+    prerequisite, must be governed by this policy, that is sit in the section it is
+    attached to (or below), unless it is attached to the prompt: the policy records only
+    the successes of the tools it governs, so a prerequisite in a sibling section would
+    block its dependent forever. The executor calls ``check_tools`` when it is built
+    and refuses such a prompt, saying where to attach the policy.
     A prerequisite that the current render does not enable makes its dependent tool
     unavailable, and the denial says so.
     """
@@ -41,7 +44,8 @@ class SequentialDependencyPolicy:
 
     def check_tools(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
         """Refuse dependencies naming tools the prompt lacks (a typo would block forever),
-        and dependent tools this policy does not govern (it would never be asked)."""
+        dependent tools this policy does not govern (it would never be asked), and
+        prerequisites it does not govern (it would never see them succeed)."""
         named = set(self.dependencies).union(*self.dependencies.values())
         unknown = sorted(named - tool_names)
         if unknown:
@@ -58,6 +62,20 @@ class SequentialDependencyPolicy:
                 "section it is attached to and of that section's children (it governs "
                 f"{', '.join(sorted(governed)) or 'no tool'}); attach it to a section holding "
                 "those tools, or to the prompt"
+            )
+        unseen = sorted(named - set(self.dependencies) - governed)
+        if unseen:
+            waiting = sorted(
+                tool for tool, required in self.dependencies.items() if required & set(unseen)
+            )
+            raise PromptValidationError(
+                f"SequentialDependencyPolicy {self.name!r} would never see "
+                f"{', '.join(map(repr, unseen))} succeed, so {', '.join(map(repr, waiting))} "
+                "could never run: a policy records only the tools of the section it is "
+                "attached to and of that section's children (it governs "
+                f"{', '.join(sorted(governed)) or 'no tool'}); attach it to a section holding "
+                f"{_and(frozenset(waiting + unseen))} (a parent of their sections), or to the "
+                "prompt"
             )
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:

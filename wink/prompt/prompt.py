@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -15,8 +16,10 @@ from wink.contract import Contract, compile_contract, type_name
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.prompt.examples import examples_markdown
 from wink.prompt.section import Section, params_field_names
-from wink.resources import ResourceRegistry
-from wink.tools import Tool
+from wink.resources import Binding, Filesystem, ResourceRegistry
+from wink.tools import ParamHint, Tool
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "OutputT",
@@ -101,9 +104,16 @@ class PromptTemplate(Generic[OutputT]):
         self._params_types = tuple(
             dict.fromkeys(node.params_type for node in self._nodes if node.params_type is not None)
         )
+        _check_policy_names(self._nodes, self.policies)
         self._bindings = _bind_tools(self._nodes, self.policies)
         self.tools: tuple[Tool[Any, Any], ...] = tuple(b.tool for b in self._bindings.values())
         """Every tool of the tree in declaration order, enabled or not."""
+        first: dict[type[Any], Binding[Any]] = {}
+        for node in self._nodes:
+            for binding in node.section.default_resources:
+                first.setdefault(binding.resource_type, binding)
+        self.default_resources: tuple[Binding[Any], ...] = tuple(first.values())
+        """The sections' default bindings, the first in tree order for each type."""
         for node in self._nodes:
             _check_placeholders(node)
         self.output_type: Any = type(self)._output_type
@@ -216,6 +226,30 @@ def _bind_tools(nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]) -> dic
     return bindings
 
 
+def _check_policy_names(nodes: Sequence[_Node], prompt_policies: tuple[Any, ...]) -> None:
+    """Refuse two different policies with one name: they would share their session state.
+
+    One policy attached in several places is one policy; so are equal policies (same
+    class and configuration), whose shared state means the same thing to both.
+    """
+    seen: dict[str, tuple[Any, str]] = {}
+    attached = [*((node.section.policies, f"section {node.path_text}") for node in nodes)]
+    attached.append((prompt_policies, "the prompt"))
+    for policies, place in attached:
+        for policy in policies:
+            name = getattr(policy, "name", None)
+            if not isinstance(name, str):
+                continue  # not a policy: the executor names it
+            first = seen.setdefault(name, (policy, place))
+            if first[0] is policy or first[0] == policy:
+                continue
+            raise PromptValidationError(
+                f"two different policies are named {name!r} ({type(first[0]).__name__} "
+                f"attached to {first[1]}, {type(policy).__name__} attached to {place}); a "
+                "policy's name keys its state in the session, so give each a distinct name"
+            )
+
+
 def _check_placeholders(node: _Node) -> None:
     wanted = node.section.placeholders()
     if not wanted:
@@ -236,12 +270,20 @@ def _check_placeholders(node: _Node) -> None:
 
 @dataclass(frozen=True, slots=True)
 class PromptOverrides:
-    """Description overrides for tools that accept them."""
+    """Description overrides for tools that accept them.
+
+    An override for a tool built with ``accepts_overrides=False``, or sitting in a
+    section (or below a section) built so, is skipped with a warning in the log; with
+    ``strict=True`` it raises ``PromptValidationError`` instead. Overrides naming a tool
+    or a parameter the template does not have always raise.
+    """
 
     tool_descriptions: Mapping[str, str] = field(default_factory=dict)
     """Tool name to its new description."""
     param_descriptions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Tool name to field name to its new description (applied to the JSON Schema)."""
+    strict: bool = False
+    """Raise for an override that a tool or a section refuses, instead of skipping it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +294,9 @@ class RenderedPrompt:
     """Markdown with headings by depth."""
     tools: tuple[Tool[Any, Any], ...]
     """Tools of enabled sections, in declaration order, overrides applied."""
-    tool_param_descriptions: Mapping[str, Mapping[str, str]]
-    """Tool name to field name to description, after overrides."""
+    tool_param_descriptions: Mapping[str, Mapping[str, ParamHint]]
+    """Tool name to field name to its description (after overrides), type and default,
+    for every top-level field of the tool's params."""
     bindings: Mapping[str, ToolBinding] = field(repr=False)
     """Tool name to its binding (tool, section path, policies); built once per render."""
 
@@ -279,7 +322,7 @@ class Prompt(Generic[OutputT]):
         self.overrides = overrides or PromptOverrides()
         self._params = _index_params(params, template.params_types)
         self._section_params = _params_by_section_type(template.params_types, self._params)
-        self._registry = _registry_of(resources)
+        self._registry = _registry_of(resources, template.default_resources)
         tools = _apply_overrides(template, self.overrides)
         # Everything about tools that does not depend on params is settled once here,
         # so that a render only walks the enabled sections.
@@ -290,8 +333,8 @@ class Prompt(Generic[OutputT]):
             )
             for node in template.nodes
         )
-        self._param_descriptions: dict[str, Mapping[str, str]] = {
-            name: MappingProxyType(tool.param_descriptions()) for name, tool in tools.items()
+        self._param_descriptions: dict[str, Mapping[str, ParamHint]] = {
+            name: MappingProxyType(tool.param_hints()) for name, tool in tools.items()
         }
         self._section_examples = tuple(
             examples_markdown(node.section.tools) for node in template.nodes
@@ -329,7 +372,7 @@ class Prompt(Generic[OutputT]):
         bound._params = {**self._params, **_index_params(params, self.template.params_types)}
         bound._section_params = _params_by_section_type(self.template.params_types, bound._params)
         if resources is not None:
-            bound._registry = _registry_of(resources)
+            bound._registry = _registry_of(resources, self.template.default_resources)
         return bound
 
     def render(self) -> RenderedPrompt:
@@ -337,7 +380,7 @@ class Prompt(Generic[OutputT]):
         blocks: list[str] = []
         tools: list[Tool[Any, Any]] = []
         bindings: dict[str, ToolBinding] = {}
-        descriptions: dict[str, Mapping[str, str]] = {}
+        descriptions: dict[str, Mapping[str, ParamHint]] = {}
         nodes = self.template.nodes
         index = 0
         while index < len(nodes):
@@ -462,22 +505,76 @@ def _apply_overrides(
         raise PromptValidationError(
             f"overrides name unknown tools {unknown} (tools: {', '.join(sorted(names))})"
         )
+    refusals = _override_refusals(template)
     tools: dict[str, Tool[Any, Any]] = {}
     for tool in template.tools:
         description = overrides.tool_descriptions.get(tool.name)
         params = overrides.param_descriptions.get(tool.name)
+        refusal = refusals.get(tool.name)
         if description is None and not params:
+            tools[tool.name] = tool
+        elif refusal is not None:
+            if overrides.strict:
+                raise PromptValidationError(refusal)
+            logger.warning("override skipped: %s", refusal)
             tools[tool.name] = tool
         else:
             tools[tool.name] = tool.with_descriptions(description, dict(params or {}))
     return tools
 
 
+def _override_refusals(template: PromptTemplate) -> dict[str, str]:
+    """Why overrides are refused, for each tool that refuses them (itself or a section)."""
+    refusals: dict[str, str] = {}
+    refusing: list[str | None] = []  # by depth: the path of the refusing section, if any
+    for node in template.nodes:
+        del refusing[node.depth :]
+        inherited = refusing[-1] if refusing else None
+        own = None if node.section.accepts_overrides else node.path_text
+        refusing.append(inherited or own)
+        for tool in node.section.tools:
+            if not tool.accepts_overrides:
+                refusals[tool.name] = f"tool {tool.name!r} does not accept overrides"
+            elif refusing[-1] is not None:
+                refusals[tool.name] = (
+                    f"tool {tool.name!r} sits in section {refusing[-1]}, which does not accept "
+                    "overrides"
+                )
+    return refusals
+
+
 def _registry_of(
     resources: Mapping[type[Any], Any] | ResourceRegistry | None,
+    defaults: tuple[Binding[Any], ...] = (),
 ) -> ResourceRegistry:
-    if resources is None:
-        return ResourceRegistry.of()
+    """The prompt's registry: ``resources``, plus the sections' defaults they leave unbound.
+
+    A ``ResourceRegistry`` passed in is used as it is, defaults and all: it is the
+    caller's, and may already have built its resources.
+    """
     if isinstance(resources, ResourceRegistry):
         return resources
-    return ResourceRegistry.from_mapping(resources)
+    mapping: dict[type[Any], Any] = dict(resources or {})
+    for binding in defaults:
+        if binding.resource_type in mapping:
+            continue
+        if binding.resource_type is Filesystem and _binds_a_filesystem(mapping):
+            continue
+        mapping[binding.resource_type] = binding
+    return ResourceRegistry.from_mapping(mapping)
+
+
+_FILESYSTEM_METHODS = ("read", "write", "exists", "list", "delete", "normalize")
+
+
+def _binds_a_filesystem(mapping: Mapping[type[Any], Any]) -> bool:
+    """Whether ``mapping`` binds a filesystem under any key (an instance, or a class
+    with the ``Filesystem`` methods)."""
+    for key, value in mapping.items():
+        if isinstance(value, Binding):
+            key = value.resource_type
+        elif isinstance(value, Filesystem):
+            return True
+        if key is Filesystem or all(hasattr(key, method) for method in _FILESYSTEM_METHODS):
+            return True
+    return False

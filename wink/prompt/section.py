@@ -10,6 +10,7 @@ from string import Template
 from typing import Any, ClassVar, Generic, TypeVar
 
 from wink.errors import PromptRenderError, PromptValidationError
+from wink.resources import Binding
 from wink.tools import Tool
 
 __all__ = ["Enabled", "MarkdownSection", "Section", "params_field_names"]
@@ -31,7 +32,12 @@ class Section(Generic[ParamsT]):
     """A node of the prompt tree. Any section may carry tools and policies.
 
     ``enabled`` is a bool or a predicate over the section's bound params; a
-    disabled section hides its whole subtree, text and tools.
+    disabled section hides its whole subtree, text and tools. A section built with
+    ``accepts_overrides=False`` keeps the descriptions of its tools, and of the tools
+    of its children, as written: prompt overrides for them are skipped.
+    ``default_resources`` are bindings the section installs in a prompt that binds
+    nothing for their type (for ``Filesystem``: no filesystem at all), such as the
+    workspace its tools need.
     """
 
     _params_argument: ClassVar[Any] = None
@@ -47,6 +53,8 @@ class Section(Generic[ParamsT]):
         policies: Sequence[Any] = (),
         enabled: Enabled = True,
         params: type[ParamsT] | None = None,
+        accepts_overrides: bool = True,
+        default_resources: Sequence[Binding[Any]] = (),
     ) -> None:
         if not isinstance(title, str) or not title.strip():
             raise PromptValidationError(f"section title must be a non-empty string, got {title!r}")
@@ -61,6 +69,15 @@ class Section(Generic[ParamsT]):
         self.tools: tuple[Tool[Any, Any], ...] = tuple(tools)
         self.policies: tuple[Any, ...] = tuple(policies)
         self.enabled = enabled
+        self.accepts_overrides = accepts_overrides
+        """Whether prompt overrides may change the descriptions of this subtree's tools."""
+        self.default_resources: tuple[Binding[Any], ...] = tuple(default_resources)
+        """Bindings installed in prompts that bind nothing for their type."""
+        for binding in self.default_resources:
+            if not isinstance(binding, Binding):
+                raise PromptValidationError(
+                    f"section {title.strip()!r}: default resource {binding!r} is not a Binding"
+                )
         self.params: type[ParamsT] | None = params if params is not None else self._params_argument
         for child in self.children:
             if not isinstance(child, Section):
@@ -120,6 +137,8 @@ class MarkdownSection(Section[ParamsT]):
         policies: Sequence[Any] = (),
         enabled: Enabled = True,
         params: type[ParamsT] | None = None,
+        accepts_overrides: bool = True,
+        default_resources: Sequence[Binding[Any]] = (),
     ) -> None:
         super().__init__(
             title=title,
@@ -129,6 +148,8 @@ class MarkdownSection(Section[ParamsT]):
             policies=policies,
             enabled=enabled,
             params=params,
+            accepts_overrides=accepts_overrides,
+            default_resources=default_resources,
         )
         self.template = Template(template)
         if not self.template.is_valid():

@@ -7,6 +7,7 @@ from wink.resources.filesystem import (
     HostFilesystem,
     InMemoryFilesystem,
 )
+from wink.resources.git_workspace import GitWorkspace, GitWorkspaceError
 from wink.resources.registry import (
     Binding,
     BindingError,
@@ -28,6 +29,8 @@ __all__ = [
     "FileNotFoundInFilesystemError",
     "Filesystem",
     "FilesystemError",
+    "GitWorkspace",
+    "GitWorkspaceError",
     "HostFilesystem",
     "InMemoryFilesystem",
     "ResourceBuildError",

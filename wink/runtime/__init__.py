@@ -18,6 +18,7 @@ from wink.runtime.budget import (
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
 from wink.runtime.events import ToolInvoked
+from wink.runtime.observers import Observer
 from wink.runtime.reducers import append, replace_latest, upsert_by
 from wink.runtime.session import Reducer, Session, SliceAccessor, SliceKind
 from wink.runtime.snapshot import SNAPSHOT_VERSION, Snapshot, SnapshotError
@@ -33,6 +34,7 @@ __all__ = [
     "BudgetTracker",
     "Clock",
     "Deadline",
+    "Observer",
     "Reducer",
     "Session",
     "SliceAccessor",

@@ -29,7 +29,7 @@ import itertools
 import logging
 import threading
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 
 from wink.errors import WinkError
@@ -80,9 +80,10 @@ class CallLock:
 class CallTree:
     """One top-level tool call and its sub-calls: the owner of call locks."""
 
-    __slots__ = ("done", "held", "waiting")
+    __slots__ = ("_ended", "done", "held", "waiting")
 
     def __init__(self) -> None:
+        self._ended: list[Callable[[], None]] = []
         self.held: list[CallLock] = []
         # The locks its threads wait for (several when sub-calls wait side by side).
         self.waiting: list[CallLock] = []
@@ -136,8 +137,16 @@ class CallTree:
         for lock in sorted(locks, key=_rank):
             self.acquire(lock)
 
+    def when_ended(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the tree has ended and released its locks.
+
+        Session observers use it to deliver the events a call held back; the callback
+        must not raise.
+        """
+        self._ended.append(callback)
+
     def release_all(self) -> None:
-        """End the tree: release every lock it took."""
+        """End the tree: release every lock it took, then run its ``when_ended`` callbacks."""
         with _MUTEX:
             self.done = True
             for lock in self.held:
@@ -145,6 +154,9 @@ class CallTree:
             self.held.clear()
             if _waiting:
                 _GUARD.notify_all()
+        callbacks, self._ended = self._ended, []
+        for callback in callbacks:
+            callback()
 
 
 _PATIENCE = 10.0

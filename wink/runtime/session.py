@@ -29,6 +29,7 @@ from wink.errors import WinkError
 from wink.runtime._turns import CallLock
 from wink.runtime._vector import SliceValues
 from wink.runtime.events import ToolInvoked
+from wink.runtime.observers import Observer, SessionObservers
 from wink.runtime.snapshot import Snapshot, SnapshotError
 
 __all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
@@ -108,6 +109,7 @@ class Session:
         "_current",
         "_kinds",
         "_lock",
+        "_observers",
         "_origin",
         "_routes",
         "session_id",
@@ -119,6 +121,7 @@ class Session:
         """Identifies the session in logs."""
         self._lock = threading.RLock()
         self._call_lock = CallLock(f"session {self.session_id}")
+        self._observers = SessionObservers(self)
         # Replaced, never changed in place: snapshots share it.
         self._kinds: _Kinds = dict(_DEFAULT_KINDS)
         self._origin = object()  # marks the snapshots taken from this session
@@ -159,13 +162,29 @@ class Session:
                     if _is_record(value):
                         self._route(value, changes, value_type or type(value))
                 self._commit(changes)
+                observed = self._observers.active
+                logged = observed and any(self._kinds.get(t) is _LOG for t in changes)
             finally:
                 self._applying = False
+        if observed:
+            self._observers.applied(event, logged=logged)
 
     @property
     def dispatcher(self) -> Session:
         """Where handlers publish events: the session itself (``dispatcher.dispatch(event)``)."""
         return self
+
+    def subscribe(self, event_type: type[Any], observer: Observer) -> None:
+        """Call ``observer`` with every committed event that is an ``event_type``.
+
+        See ``wink.runtime.observers``: events of a tool call are delivered when the
+        call ends, and those its rollback undoes never are.
+        """
+        self._observers.subscribe(event_type, observer)
+
+    def unsubscribe(self, event_type: type[Any], observer: Observer) -> bool:
+        """Stop calling ``observer`` for ``event_type``; ``False`` when it was not subscribed."""
+        return self._observers.unsubscribe(event_type, observer)
 
     @property
     def call_lock(self) -> CallLock:
@@ -188,12 +207,18 @@ class Session:
             try:
                 event_type = type(event)
                 self._commit({event_type: self._values(event_type).append(event)})
+                observed = self._observers.active
             finally:
                 self._applying = False
+        if observed:
+            self._observers.applied(event, logged=self._kinds.get(event_type) is _LOG)
 
     def snapshot(self) -> Snapshot:
         """The current slices; O(1), and unaffected by later updates."""
-        return self._current
+        current = self._current
+        if self._observers.active:
+            self._observers.snapshot_taken(current)
+        return current
 
     def to_html(self, *, title: str = "wink session") -> str:
         """The session as a self-contained HTML page: its tool calls over time, and its
@@ -240,6 +265,8 @@ class Session:
                     )
             finally:
                 self._applying = False
+        if self._observers.active:
+            self._observers.restored(snapshot)
 
     def _restored(
         self, snapshot: Snapshot, *, own: bool, keep_log: bool, declarations: bool

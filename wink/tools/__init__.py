@@ -1,10 +1,12 @@
 """Tools: typed contracts, results and the context handed to handlers."""
 
 from wink.tools.context import ResourceAccess, ToolContext
+from wink.tools.param_hints import ParamHint
 from wink.tools.result import ToolRenderableResult, ToolResult, render_value
 from wink.tools.tool import Tool, ToolExample, ToolHandler
 
 __all__ = [
+    "ParamHint",
     "ResourceAccess",
     "Tool",
     "ToolContext",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import logging
+import threading
+from dataclasses import dataclass, is_dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from pydantic import BaseModel
 from pydantic_core import to_json
 
 from wink._error_text import safe_repr, type_label
@@ -13,6 +16,8 @@ from wink.contract import Contract, compile_contract
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
 ResultT = TypeVar("ResultT")
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -138,11 +143,34 @@ def render_value(value: Any, contract: Contract[Any] | None = None) -> str:
         if not isinstance(text, str):
             raise TypeError(f"{type(value).__qualname__}.render() returned {type(text).__name__}")
         return text
+    _warn_missing_render(type(value))
     if contract is not None:
         return contract.dump_json(value, exclude_none=True)
     if isinstance(value, list | tuple):
         return to_json(_dump(value)).decode()
     return compile_contract(type(value)).dump_json(value, exclude_none=True)
+
+
+_CHECKED: set[type[Any]] = set()
+"""Value types already checked for a ``render()`` method (and warned about)."""
+_CHECKED_LOCK = threading.Lock()
+
+
+def _warn_missing_render(value_type: type[Any]) -> None:
+    """Warn, once per type, that a dataclass or model value is shown to the model as JSON."""
+    if value_type in _CHECKED:  # the common case, without the lock
+        return
+    with _CHECKED_LOCK:
+        if value_type in _CHECKED:
+            return
+        _CHECKED.add(value_type)
+    if not (is_dataclass(value_type) or issubclass(value_type, BaseModel)):
+        return  # lists, strings, mappings: JSON is their only form
+    logger.warning(
+        "result value type %s has no render() method, so the model sees it as JSON; "
+        "define render(self) -> str on it to choose the text",
+        value_type.__qualname__,
+    )
 
 
 def _dump(value: Any) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -20,9 +22,10 @@ from wink.contract.instances import conforms
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError
 from wink.tools.context import ToolContext
+from wink.tools.param_hints import ParamHint, param_hints
 from wink.tools.result import ToolResult
 
-__all__ = ["Tool", "ToolExample", "ToolHandler"]
+__all__ = ["Tool", "ToolExample", "ToolHandler", "check_handler_annotations"]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
@@ -117,6 +120,8 @@ class Tool(Generic[ParamsT, ResultT]):
         except PromptValidationError as error:
             raise PromptValidationError(f"tool {self.name!r}: {error}") from None
         _check_params_are_object(self.name, params_contract)
+        if self.handler is not None:
+            check_handler_annotations(self.name, self.handler, params_type, result_type)
         object.__setattr__(self, "params_type", params_type)
         object.__setattr__(self, "result_type", result_type)
         object.__setattr__(self, "params_contract", params_contract)
@@ -137,6 +142,11 @@ class Tool(Generic[ParamsT, ResultT]):
         if params:
             object.__setattr__(updated, "params_schema", _describe_params(self, params))
         return updated
+
+    def param_hints(self) -> dict[str, ParamHint]:
+        """Field name to its description, type and default, for every top-level field."""
+        schema = _top_level(self.params_schema)
+        return param_hints({**schema, "$defs": self.params_schema.get("$defs", {})})
 
     def param_descriptions(self) -> dict[str, str]:
         """Field name to description, as the model sees them."""
@@ -210,6 +220,122 @@ def _check_handler(name: str, handler: Callable[..., Any]) -> None:
             f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} "
             f"{'; '.join(problems)}; write def handler(params, *, context): ..."
         )
+
+
+def check_handler_annotations(
+    tool_name: str, handler: Callable[..., Any], params_type: Any, result_type: Any
+) -> None:
+    """Refuse a handler whose annotations contradict ``Tool[params_type, result_type]``.
+
+    Only annotations that are present and can be resolved are checked; ``Any``,
+    ``object``, type variables and types this check cannot compare (unions, generics)
+    are accepted. The params annotation may be a base class of the params type (the
+    handler accepts more), and ``ToolResult[X]`` may name a subclass of the result
+    type (the handler returns less); ``ToolResult[None]`` fits any result type.
+    Raises ``PromptValidationError`` naming the tool, the handler and both types.
+    """
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):
+        return  # ``_check_handler`` reports an unreadable signature
+    namespace = _annotation_namespace(handler)
+    positional = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    subject = f"tool {tool_name!r}: handler {getattr(handler, '__qualname__', handler)!r}"
+    declared = f"Tool[{type_name(params_type)}, {type_name(result_type)}]"
+    if positional:
+        annotated = _resolved(positional[0].annotation, namespace)
+        if annotated is not _UNKNOWN and not _accepts(annotated, params_type):
+            raise PromptValidationError(
+                f"{subject} takes {positional[0].name}: {_annotation_name(annotated)}, but the "
+                f"tool is {declared}; annotate it {positional[0].name}: "
+                f"{type_name(params_type)}"
+            )
+    returned = _resolved(signature.return_annotation, namespace)
+    if returned is _UNKNOWN or returned is Any:
+        return
+    origin = typing.get_origin(returned) or returned
+    if not (_is_class(origin) and issubclass(origin, ToolResult)):
+        raise PromptValidationError(
+            f"{subject} is annotated to return {_annotation_name(returned)}, but handlers "
+            f"return a ToolResult; annotate it -> ToolResult[{type_name(result_type)}]"
+        )
+    arguments = typing.get_args(returned)
+    if arguments and not _returns_within(arguments[0], result_type):
+        raise PromptValidationError(
+            f"{subject} is annotated to return ToolResult[{_annotation_name(arguments[0])}], "
+            f"but the tool is {declared}; annotate it -> ToolResult[{type_name(result_type)}]"
+        )
+
+
+_UNKNOWN: Any = object()  # an annotation that is absent or cannot be resolved
+
+
+def _annotation_namespace(handler: Callable[..., Any]) -> dict[str, Any]:
+    """The globals string annotations of ``handler`` are resolved in."""
+    target: Any = inspect.unwrap(handler)
+    target = getattr(target, "__func__", target)  # a bound method
+    function = getattr(target, "func", None)  # a functools.partial
+    if function is not None:
+        target = function
+    namespace = getattr(target, "__globals__", None)
+    if namespace is None:
+        namespace = getattr(type(target).__call__, "__globals__", {})
+    return dict(namespace)
+
+
+def _resolved(annotation: Any, namespace: dict[str, Any]) -> Any:
+    if annotation is inspect.Parameter.empty:
+        return _UNKNOWN
+    if isinstance(annotation, str):
+        try:
+            # The handler's own annotation, in its own module: what get_type_hints does.
+            annotation = eval(annotation, namespace)
+        except Exception:
+            return _UNKNOWN  # e.g. a type defined in a function: left unchecked
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def _is_none(annotation: Any) -> bool:
+    return annotation is None or annotation is types.NoneType
+
+
+def _accepts(annotated: Any, params_type: Any) -> bool:
+    """Whether a handler annotated ``annotated`` takes ``params_type`` instances."""
+    if annotated is Any or annotated is object or isinstance(annotated, TypeVar):
+        return True
+    if _is_none(params_type):
+        return _is_none(annotated) or not _is_class(annotated)
+    if _is_none(annotated):
+        return not _is_class(params_type)
+    if _is_class(annotated) and _is_class(params_type):
+        return issubclass(params_type, annotated)
+    return True
+
+
+def _returns_within(annotated: Any, result_type: Any) -> bool:
+    """Whether values of ``annotated`` are valid values of ``result_type``."""
+    if _is_none(annotated) or annotated is Any or isinstance(annotated, TypeVar):
+        return True  # a success without a value fits any result type
+    if _is_none(result_type):
+        return not _is_class(annotated)
+    if _is_class(annotated) and _is_class(result_type):
+        return issubclass(annotated, result_type)
+    return True
+
+
+def _is_class(annotation: Any) -> bool:
+    """A plain class (``list[int]`` passes ``isinstance(..., type)`` but is not one)."""
+    return isinstance(annotation, type) and typing.get_origin(annotation) is None
+
+
+def _annotation_name(annotation: Any) -> str:
+    return "None" if _is_none(annotation) else type_name(annotation)
 
 
 def _is_async(handler: Callable[..., Any]) -> bool:
