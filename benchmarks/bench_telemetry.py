@@ -1,4 +1,5 @@
-"""What tracing costs per tool call: not instrumented, instrumented without an SDK, and on.
+"""What tracing costs per tool call and per evaluation turn: not instrumented,
+instrumented without an SDK, and on.
 
 The call is ``bench_executor``'s (``lookup_entity`` with two policies and a
 filesystem), and so is the floor. "none" runs the executor's body without its
@@ -7,6 +8,12 @@ calls on a shared machine, so it is also timed alone (the check and the extra
 call it adds, against a bare call) and given as a share of ``execute``. "On"
 exports every span to an exporter that discards it: the figure is wink's and the
 OpenTelemetry SDK's span work, not an exporter's I/O.
+
+The evaluation rows run ``bench_adapters``' provider-free two-turn evaluation (a
+tool call, then the answer) through ``FunctionAdapter``, per turn: on, each
+evaluation is a ``chat`` span with its tool call's span inside. The span's
+context manager, which the loop enters whether or not tracing is on, is also
+timed alone when not instrumented, as a share of an evaluation turn.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from pydantic import TypeAdapter
 
+from benchmarks import bench_adapters
 from benchmarks.bench_executor import ARGUMENTS, LookupParams, _executor, lookup_handler
 from benchmarks.timing import per_call_us
-from wink import ToolContext, telemetry
+from wink import Prompt, ToolContext, telemetry
 from wink.runtime import Session, ToolCall
+from wink.testing import FunctionAdapter
 
 ROUNDS = 5
 
@@ -82,6 +91,29 @@ def _floor() -> Callable[[], str]:
     return floor
 
 
+def _evaluation_turn_us(provider: TracerProvider) -> tuple[float, float, float]:
+    """A two-turn evaluation per turn: (off, on), and ``evaluation_span`` alone when off."""
+    prompt = Prompt(bench_adapters.template)
+    adapter = FunctionAdapter(bench_adapters.scripted)
+    session = Session()
+
+    def evaluate() -> object:
+        return adapter.evaluate(prompt, session=session)
+
+    def span_alone() -> None:
+        with telemetry.evaluation_span(prompt_name="lookup", provider="function", model=""):
+            pass
+
+    off = _interleaved({"off": evaluate}, number=300)["off"] / 2
+    alone = _interleaved({"alone": span_alone}, number=100_000)["alone"]
+    telemetry.instrument(tracer_provider=provider)
+    try:
+        on = _interleaved({"on": evaluate}, number=300)["on"] / 2
+    finally:
+        telemetry.uninstrument()
+    return off, on, alone
+
+
 def main() -> None:
     """Print the per-call cost with tracing none / off / on, next to the executor floor."""
     executor = _executor(Session())
@@ -99,6 +131,7 @@ def main() -> None:
     finally:
         telemetry.uninstrument()
     check_off, check_no_sdk = _check_us()
+    turn_off, turn_on, span_alone = _evaluation_turn_us(provider)
     floor, none = calls["floor"], calls["none"]
 
     rows = [
@@ -111,6 +144,11 @@ def main() -> None:
         ("  share of execute (aim < 2%)", f"{check_off / none:8.2%}"),
         ("tracing check alone, instrumented without an SDK", f"{check_no_sdk * 1000:8.0f} ns/call"),
         ("  share of execute", f"{check_no_sdk / none:8.2%}"),
+        ("evaluation turn, not instrumented (off)", f"{turn_off:8.2f} us/turn"),
+        ("evaluation turn, traced by the SDK (on)", f"{turn_on:8.2f} us/turn"),
+        ("  on - off", f"{turn_on - turn_off:+8.2f} us ({(turn_on - turn_off) / turn_off:+.0%})"),
+        ("evaluation_span alone, not instrumented", f"{span_alone * 1000:8.0f} ns/evaluation"),
+        ("  share of the two-turn evaluation", f"{span_alone / (2 * turn_off):8.2%}"),
     ]
     for label, figure in rows:
         print(f"{label:<58}{figure}")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from adapter_prompts import (
     Summary,
+    Tag,
     Tagged,
     notes_template,
     parent_template,
@@ -469,6 +470,51 @@ def test_a_failed_delegating_call_rolls_back_the_child_state_and_keeps_its_log()
         ("parent", False),
     ]
     assert response.text == "gave up"
+
+
+def test_raise_handler_errors_ends_the_evaluation_with_the_handlers_exception() -> None:
+    adapter = ScriptedAdapter(
+        [
+            call("delegate", {"task": "tag", "fail_after": True}, "outer"),
+            call("tag", {"tag": "food"}, "inner"),
+            "tagged food",
+        ]
+    )
+    session = Session()
+    with pytest.raises(RuntimeError) as raised:
+        adapter.evaluate(Prompt(parent_template), session=session, raise_handler_errors=True)
+    assert raised.value.args == ("the delegated work was refused",)
+    assert (session[Tagged].all(), adapter.remaining, len(adapter.inputs)) == ((), 0, 3)
+    assert [(e.prompt_name, e.success, e.result.message) for e in session[ToolInvoked]] == [
+        ("tagger", True, "Tagged."),
+        ("parent", False, "Tool 'delegate' raised RuntimeError: the delegated work was refused"),
+    ]
+    assert [(e.prompt_name, e.error, e.phase) for e in session[PromptExecuted]] == [
+        ("tagger", None, None),
+        ("parent", "RuntimeError: the delegated work was refused", None),
+    ]
+
+
+def test_a_raising_handler_is_told_to_the_model_unless_raise_handler_errors_is_set() -> None:
+    def raising(params: Tag, *, context: ToolContext) -> ToolResult[Tagged]:
+        raise KeyError(params.tag)
+
+    tool = Tool[Tag, Tagged](name="tag", description="Tag the notes.", handler=raising)
+    template = PromptTemplate(
+        ns="tests/adapters",
+        key="raising",
+        sections=[MarkdownSection(title="Tagger", template="Tag.", tools=[tool])],
+    )
+    adapter = ScriptedAdapter([call("tag", {"tag": "food"}, "c1"), "noted"])
+    response = adapter.evaluate(Prompt(template), session=Session())
+    assert [e.result.message for e in response.tool_results] == [
+        "Tool 'tag' raised KeyError: 'food'"
+    ]
+    assert response.text == "noted"
+    adapter = ScriptedAdapter([call("tag", {"tag": "food"}, "c1"), "noted"])
+    with pytest.raises(KeyError) as raised:
+        adapter.evaluate(Prompt(template), session=Session(), raise_handler_errors=True)
+    assert (raised.value.args, adapter.remaining) == (("food",), 1)
 
 
 def test_a_nested_prompt_with_resources_runs_without_deadlock() -> None:

@@ -17,9 +17,11 @@ the span status to ``ERROR`` and ``error.type`` to one of:
   ``ToolResult.error``, a result that could not be applied).
 
 A policy's refusal is a ``wink.policy_denied`` event (attribute ``wink.reason``)
-and each rollback a ``wink.rollback`` event. ``evaluation_span()`` wraps a whole
-evaluation as a ``chat {model}`` span that records token usage; tool spans opened
-inside it are its children.
+and each rollback a ``wink.rollback`` event. Every evaluation the shared loop
+runs (``adapter.evaluate``) is a ``chat {model}`` span (``evaluation_span()``,
+kind ``CLIENT``) with ``gen_ai.provider.name``, ``gen_ai.request.model``, the
+token usage summed over its requests and, when it fails, ``error.type``; its
+tool calls' spans, and a nested evaluation's, are its children.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import contextvars
 import importlib.metadata
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -225,29 +227,38 @@ class EvaluationSpan:
             self.span.set_attribute("gen_ai.response.model", model)
 
 
-@contextmanager
-def evaluation_span(*, prompt_name: str, provider: str, model: str) -> Iterator[EvaluationSpan]:
+def evaluation_span(
+    *, prompt_name: str, provider: str, model: str
+) -> AbstractContextManager[EvaluationSpan]:
     """Trace one evaluation of a prompt as a ``chat {model}`` span (kind ``CLIENT``).
 
     ``provider`` is the ``gen_ai.provider.name`` (``openai``, ``anthropic``,
-    ``gcp.gemini``...). Tool calls executed inside are children of this span. An
-    exception leaving the block sets ``error.type`` to its class name. When tracing
-    is off, the block runs with an ``EvaluationSpan`` that records nothing.
+    ``gcp.gemini``...); an empty ``model`` names the span ``chat`` and leaves
+    ``gen_ai.request.model`` out. Tool calls executed inside are children of this
+    span. An exception leaving the block sets ``error.type`` to its class name. When
+    tracing is off, the block runs with an ``EvaluationSpan`` that records nothing.
     """
     active = tracer()
-    if active is None:
-        yield EvaluationSpan(None)
-        return
+    if active is None:  # every evaluation enters this: no generator when off
+        return nullcontext(EvaluationSpan(None))
+    return _evaluation_span(active, prompt_name, provider, model)
+
+
+@contextmanager
+def _evaluation_span(
+    active: Tracer, prompt_name: str, provider: str, model: str
+) -> Iterator[EvaluationSpan]:
     from opentelemetry import trace
 
     attributes = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": provider,
-        "gen_ai.request.model": model,
         "wink.prompt.name": prompt_name,
     }
+    if model:
+        attributes["gen_ai.request.model"] = model
     with active.start_as_current_span(
-        f"chat {model}",
+        f"chat {model}" if model else "chat",
         kind=trace.SpanKind.CLIENT,
         attributes=attributes,
         record_exception=True,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from wink import telemetry
 from wink.adapters.events import PromptExecuted, PromptRendered
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse
@@ -153,6 +154,10 @@ class LoopAdapter(abc.ABC):
     ``send`` (the one blocking call: the SDK request) and ``describe_error``.
     """
 
+    model: str = ""
+    """The model requests go to (``gen_ai.request.model`` in traces); ``""`` when the
+    adapter has none."""
+
     max_retries: int = 0
     """Retries of a failed request the loop makes itself when a deadline is set (the
     SDK's own retries are then off, so that none outlives the deadline)."""
@@ -176,6 +181,12 @@ class LoopAdapter(abc.ABC):
     def describe_error(self, error: Exception) -> ProviderFailure | None:
         """``error`` as a provider failure, or ``None`` when the SDK did not raise it."""
 
+    @property
+    def provider_name(self) -> str:
+        """The provider as traces name it (``gen_ai.provider.name``); the adapter's
+        ``name`` unless the OpenTelemetry conventions spell it otherwise."""
+        return self.name
+
     def sleep(self, seconds: float) -> None:
         """Wait before a retry."""
         time.sleep(seconds)
@@ -190,6 +201,7 @@ class LoopAdapter(abc.ABC):
         max_turns: int = DEFAULT_MAX_TURNS,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` until the model answers without tool calls.
 
@@ -199,7 +211,9 @@ class LoopAdapter(abc.ABC):
         (handlers get this adapter as ``context.adapter``); every call of a turn is
         answered in the next request. Raises ``PromptEvaluationError`` with its
         ``phase`` when the provider fails, a limit is reached or the answer never
-        matches the template's output type.
+        matches the template's output type. With ``raise_handler_errors=True`` (for
+        tests) a handler's exception, once its call is rolled back and recorded, ends
+        the evaluation and propagates as it was raised (see ``ToolExecutor``).
         """
         steps = evaluation_steps(
             self,
@@ -210,9 +224,10 @@ class LoopAdapter(abc.ABC):
             max_turns=max_turns,
             output_retries=output_retries,
             messages=messages,
+            raise_handler_errors=raise_handler_errors,
         )
         reply: Any = None
-        error: Exception | None = None
+        error: BaseException | None = None
         while True:
             try:
                 step = steps.send(reply) if error is None else steps.throw(error)
@@ -220,12 +235,14 @@ class LoopAdapter(abc.ABC):
                 response: PromptResponse[OutputT] = finished.value
                 return response
             reply, error = None, None
-            if isinstance(step, Wait):
-                self.sleep(step.seconds)
-                continue
             try:
-                reply = self.send(step)
-            except Exception as raised:  # the loop maps it, with the provider's help
+                if isinstance(step, Wait):
+                    self.sleep(step.seconds)
+                else:
+                    reply = self.send(step)
+            except BaseException as raised:
+                # The loop maps it, with the provider's help; an interruption ends the
+                # evaluation there, recorded (and its span closed) before it propagates.
                 error = raised
 
 
@@ -239,6 +256,7 @@ def evaluation_steps(
     max_turns: int = DEFAULT_MAX_TURNS,
     output_retries: int = DEFAULT_OUTPUT_RETRIES,
     messages: Sequence[Any] = (),
+    raise_handler_errors: bool = False,
 ) -> Generator[Step, Any, PromptResponse[OutputT]]:
     """The loop of one evaluation, as steps for a driver (see the module docstring)."""
     if max_turns < 1:
@@ -246,7 +264,14 @@ def evaluation_steps(
     if output_retries < 0:
         raise ValueError(f"output_retries must not be negative, got {output_retries}")
     evaluation = _Evaluation(
-        adapter, prompt, session, deadline, budget_tracker, max_turns, output_retries
+        adapter,
+        prompt,
+        session,
+        deadline,
+        budget_tracker,
+        max_turns,
+        output_retries,
+        raise_handler_errors,
     )
     return evaluation.steps(messages)
 
@@ -269,6 +294,7 @@ class _Evaluation:
         budget_tracker: BudgetTracker | None,
         max_turns: int,
         output_retries: int,
+        raise_handler_errors: bool,
     ) -> None:
         self.adapter = adapter
         self.prompt = prompt
@@ -278,22 +304,31 @@ class _Evaluation:
         self.budget_tracker = budget_tracker
         self.max_turns = max_turns
         self.output_retries = output_retries
+        self.raise_handler_errors = raise_handler_errors
         self.evaluation_id = f"{self.name}#{next(_evaluation_numbers)}"
         self.turns = 0
         self.usage = TokenUsage()
         self.tool_results: list[ToolInvoked] = []
+        self.span = telemetry.EvaluationSpan(None)
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         started_at = utc_now()
         _declare_log(self.session)
-        try:
-            response = yield from self._run(messages)
-        except BaseException as error:
-            phase = error.phase if isinstance(error, PromptEvaluationError) else None
-            self._executed(started_at, None, None, f"{type(error).__name__}: {error}", phase)
-            raise
-        self._executed(started_at, response.text, response.output)
-        return response
+        # The evaluation's span: tool calls run inside it are its children.
+        with telemetry.evaluation_span(
+            prompt_name=self.name,
+            provider=self.adapter.provider_name,
+            model=self.adapter.model,
+        ) as span:
+            self.span = span
+            try:
+                response = yield from self._run(messages)
+            except BaseException as error:
+                phase = error.phase if isinstance(error, PromptEvaluationError) else None
+                self._executed(started_at, None, None, f"{type(error).__name__}: {error}", phase)
+                raise
+            self._executed(started_at, response.text, response.output)
+            return response
 
     def _run(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         rendered = self.prompt.render()
@@ -304,6 +339,7 @@ class _Evaluation:
             deadline=self.deadline,
             budget_tracker=self.budget_tracker,
             rendered_prompt=rendered,
+            raise_handler_errors=self.raise_handler_errors,
         )
         contract = self.prompt.output_contract
         conversation = self.adapter.start(rendered, contract, messages)
@@ -371,6 +407,7 @@ class _Evaluation:
                 error.payload,
             ) from None
         self.usage = self.usage + turn.usage
+        self.span.record_usage(turn.usage)
         self._record_usage(turn)
         return turn
 

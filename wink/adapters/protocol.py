@@ -37,10 +37,13 @@ class ProviderAdapter(Protocol):
         max_turns: int = DEFAULT_MAX_TURNS,
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` until the model answers without tool calls.
 
         Raises ``PromptEvaluationError`` (with its ``phase``) when the provider fails,
-        a limit is reached or the answer never matches the output contract.
+        a limit is reached or the answer never matches the output contract; with
+        ``raise_handler_errors=True``, a handler's exception propagates after its call
+        is rolled back and recorded.
         """
         ...

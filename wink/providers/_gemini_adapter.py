@@ -51,6 +51,11 @@ class GeminiAdapter(LoopAdapter):
         """``"gemini"``."""
         return "gemini"
 
+    @property
+    def provider_name(self) -> str:
+        """``"gcp.gemini"``, as the OpenTelemetry GenAI conventions name the Gemini API."""
+        return "gcp.gemini"
+
     def start(
         self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
     ) -> Conversation:
