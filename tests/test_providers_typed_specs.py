@@ -58,13 +58,62 @@ def untyped(client: OpenAI, specs: list[dict[str, Any]]) -> None:
     client.chat.completions.create(model="gpt-5", messages=[], tools=specs)
 """
 
+GEMINI_SNIPPET = """
+from google import genai
+from google.genai import types
+
+from wink import RenderedPrompt, ToolCall, ToolResult
+from wink.providers import gemini
+
+
+def generate(
+    client: genai.Client, rendered: RenderedPrompt, call: ToolCall, result: ToolResult[str]
+) -> None:
+    part: types.PartDict = gemini.function_response_part(call, result, case="snake")
+    content: types.ContentDict = gemini.tool_message(call, result, case="snake")
+    contents: list[types.ContentDict] = [
+        {"role": "user", "parts": [{"text": "Hi."}]},
+        content,
+        gemini.tool_results_message([(call, result)], case="snake"),
+        {"role": "user", "parts": [part]},
+    ]
+    declarations: list[types.FunctionDeclarationDict] = gemini.tool_specs(
+        rendered, form="openapi", case="snake"
+    )
+    client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents=contents,
+        config={
+            "tools": [
+                {"function_declarations": gemini.tool_specs(rendered, case="snake")},
+                {"function_declarations": declarations},
+            ]
+        },
+    )
+    client.models.generate_content(
+        model="gemini-2.5-flash", contents=[gemini.tool_message(call, result, case="snake")]
+    )
+
+
+def camel_case(client: genai.Client, rendered: RenderedPrompt) -> None:
+    client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents="Hi.",
+        config={"tools": [{"function_declarations": gemini.tool_specs(rendered)}]},
+    )
+"""
+
 
 def test_specs_and_messages_pass_straight_to_the_sdks_under_mypy_strict(tmp_path: Path) -> None:
-    # Only the control (plain dicts, as the providers returned before) is refused: the
-    # SDKs' types are really checked, and wink's pass.
-    assert check(tmp_path, {"sdk_calls": SNIPPET}) == [
+    # Only the controls (plain dicts, as the providers returned before, and Gemini's
+    # default camelCase form) are refused: the SDKs' types are really checked, and
+    # wink's pass.
+    assert check(tmp_path, {"sdk_calls": SNIPPET, "gemini_calls": GEMINI_SNIPPET}) == [
         'sdk_calls.py:50: error: Argument "tools" to "create" of "Completions" has '
         'incompatible type "list[dict[str, Any]]"; expected '
         '"Iterable[ChatCompletionFunctionToolParam | ChatCompletionCustomToolParam] | Omit"  '
         "[arg-type]",
+        'gemini_calls.py:42: error: Argument "config" to "generate_content" of "Models" has '
+        'incompatible type "dict[str, list[dict[str, list[dict[str, Any]]]]]"; expected '
+        '"GenerateContentConfig | GenerateContentConfigDict | None"  [arg-type]',
     ]

@@ -13,16 +13,28 @@ Two forms of declaration (``form=``):
 A tool that takes no arguments gets no parameters at all: Gemini rejects an
 object schema with an empty ``properties`` map. Send the declarations as
 ``{"tools": [{"functionDeclarations": gemini.tool_specs(prompt)}]}``.
+
+Two spellings of keys (``case=``):
+
+- ``"camel"`` (default): the REST API's (``functionDeclarations``,
+  ``parametersJsonSchema``, ``functionResponse``), as plain dicts;
+- ``"snake"``: the ``google-genai`` SDK's dict form (``parameters_json_schema``,
+  ``function_response``, and snake_case keywords in an ``"openapi"`` schema),
+  typed with the ``TypedDict``s of ``wink.providers._gemini_types``, which
+  ``client.models.generate_content(contents=[...], config={"tools":
+  [{"function_declarations": specs}]})`` accepts under ``mypy --strict``. The SDK
+  sends both as the same request.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast, overload
 
 from wink.contract.frozen import freeze
 from wink.providers._errors import ProviderSchemaError
+from wink.providers._gemini_types import Content, FunctionDeclaration, FunctionResponse, Part
 from wink.providers._inline import object_root
 from wink.providers._openapi import openapi_schema
 from wink.providers._payload import (
@@ -39,8 +51,12 @@ from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
 __all__ = [
+    "Case",
+    "Content",
     "Form",
+    "FunctionDeclaration",
     "GeminiAdapter",
+    "Part",
     "function_response_part",
     "parse_tool_calls",
     "tool_message",
@@ -50,6 +66,9 @@ __all__ = [
 
 Form = Literal["json_schema", "openapi"]
 """``"json_schema"``: ``parametersJsonSchema``; ``"openapi"``: ``parameters``."""
+Case = Literal["camel", "snake"]
+"""``"camel"``: the REST API's keys, as plain dicts; ``"snake"``: the SDK's dict keys,
+typed for its ``generate_content``."""
 
 # Gemini's documented function name rule.
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
@@ -58,8 +77,23 @@ _tool_cache = SpecCache()
 _list_cache = SpecCache(max_entries=256)
 
 
-def tool_specs(source: ToolSource, *, form: Form = "json_schema") -> list[dict[str, Any]]:
-    """The function declarations of a request, in order.
+@overload
+def tool_specs(
+    source: ToolSource, *, form: Form = "json_schema", case: Literal["camel"] = "camel"
+) -> list[dict[str, Any]]: ...
+
+
+@overload
+def tool_specs(
+    source: ToolSource, *, form: Form = "json_schema", case: Literal["snake"]
+) -> list[FunctionDeclaration]: ...
+
+
+def tool_specs(
+    source: ToolSource, *, form: Form = "json_schema", case: Case = "camel"
+) -> list[dict[str, Any]] | list[FunctionDeclaration]:
+    """The function declarations of a request, in order: REST keys, or with
+    ``case="snake"`` the SDK's ``FunctionDeclarationDict``s.
 
     Specs are cached and read-only; ``copy.deepcopy`` one to change it.
     """
@@ -67,12 +101,15 @@ def tool_specs(source: ToolSource, *, form: Form = "json_schema") -> list[dict[s
         raise ValueError(
             f"gemini.tool_specs: form must be 'json_schema' or 'openapi', got {form!r}"
         )
+    _check_case("tool_specs", case)
     tools = tools_of(source)
 
     def build() -> tuple[dict[str, Any], ...]:
-        return tuple(_tool_spec(tool, form) for tool in tools)
+        return tuple(_tool_spec(tool, form, case) for tool in tools)
 
-    return list(_list_cache.get((tools, form), build))
+    specs = list(_list_cache.get((tools, form, case), build))
+    # The cached values are the plain dicts these types describe.
+    return specs if case == "camel" else cast("list[FunctionDeclaration]", specs)
 
 
 def parse_tool_calls(payload: Any) -> list[ToolCall]:
@@ -116,30 +153,141 @@ def parse_tool_calls(payload: Any) -> list[ToolCall]:
     )
 
 
-def function_response_part(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
+@overload
+def function_response_part(
+    call: ToolCall, result: ToolResult[Any], *, case: Literal["camel"] = "camel"
+) -> dict[str, Any]: ...
+
+
+@overload
+def function_response_part(
+    call: ToolCall, result: ToolResult[Any], *, case: Literal["snake"]
+) -> Part: ...
+
+
+def function_response_part(
+    call: ToolCall, result: ToolResult[Any], *, case: Case = "camel"
+) -> dict[str, Any] | Part:
     """The ``functionResponse`` part answering ``call``: ``{"output": text}``, or
-    ``{"error": text}`` for a failure (Gemini's documented keys)."""
+    ``{"error": text}`` for a failure (Gemini's documented keys); with
+    ``case="snake"``, the SDK's ``PartDict`` (``function_response``)."""
+    _check_case("function_response_part", case)
     text = result.model_text()
-    response = {"output": text} if result.success else {"error": text}
+    response: dict[str, Any] = {"output": text} if result.success else {"error": text}
+    if case == "snake":
+        answer: FunctionResponse = {"name": call.name, "response": response}
+        if call.call_id:
+            answer["id"] = call.call_id
+        return {"function_response": answer}
     function_response: dict[str, Any] = {"name": call.name, "response": response}
     if call.call_id:
         function_response["id"] = call.call_id
     return {"functionResponse": function_response}
 
 
-def tool_message(call: ToolCall, result: ToolResult[Any]) -> dict[str, Any]:
-    """A ``user`` content carrying the one ``functionResponse`` part of ``call``."""
-    return {"role": "user", "parts": [function_response_part(call, result)]}
+@overload
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, case: Literal["camel"] = "camel"
+) -> dict[str, Any]: ...
+
+
+@overload
+def tool_message(call: ToolCall, result: ToolResult[Any], *, case: Literal["snake"]) -> Content: ...
+
+
+def tool_message(
+    call: ToolCall, result: ToolResult[Any], *, case: Case = "camel"
+) -> dict[str, Any] | Content:
+    """A ``user`` content carrying the one ``functionResponse`` part of ``call``; with
+    ``case="snake"``, the SDK's ``ContentDict``."""
+    _check_case("tool_message", case)
+    return tool_results_message([(call, result)], case=case)
+
+
+@overload
+def tool_results_message(
+    results: Iterable[tuple[ToolCall, ToolResult[Any]]], *, case: Literal["camel"] = "camel"
+) -> dict[str, Any]: ...
+
+
+@overload
+def tool_results_message(
+    results: Iterable[tuple[ToolCall, ToolResult[Any]]], *, case: Literal["snake"]
+) -> Content: ...
+
+
+@overload
+def tool_results_message(
+    results: Iterable[tuple[ToolCall, ToolResult[Any]]], *, case: Case
+) -> dict[str, Any] | Content: ...
 
 
 def tool_results_message(
-    results: Iterable[tuple[ToolCall, ToolResult[Any]]],
-) -> dict[str, Any]:
-    """One ``user`` content with a ``functionResponse`` part per call."""
+    results: Iterable[tuple[ToolCall, ToolResult[Any]]], *, case: Case = "camel"
+) -> dict[str, Any] | Content:
+    """One ``user`` content with a ``functionResponse`` part per call; with
+    ``case="snake"``, the SDK's ``ContentDict``."""
+    _check_case("tool_results_message", case)
+    if case == "snake":
+        return {
+            "role": "user",
+            "parts": [function_response_part(c, r, case="snake") for c, r in results],
+        }
     return {"role": "user", "parts": [function_response_part(c, r) for c, r in results]}
 
 
-def _tool_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
+def _check_case(function: str, case: object) -> None:
+    if case not in ("camel", "snake"):
+        raise ValueError(f"gemini.{function}: case must be 'camel' or 'snake', got {case!r}")
+
+
+# The SDK's snake_case spelling of the camelCase keys wink writes (declarations, and
+# the keywords of an OpenAPI-subset schema); every other key is one word.
+_SNAKE = {
+    "parametersJsonSchema": "parameters_json_schema",
+    "maxItems": "max_items",
+    "minItems": "min_items",
+    "minProperties": "min_properties",
+    "maxProperties": "max_properties",
+    "minLength": "min_length",
+    "maxLength": "max_length",
+    "anyOf": "any_of",
+    "propertyOrdering": "property_ordering",
+}
+
+
+def _snake_schema(schema: Any) -> Any:
+    """An OpenAPI-subset schema with the SDK's keys: keywords renamed, property names kept."""
+    if not isinstance(schema, Mapping):
+        return schema
+    snake: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties":
+            value = {name: _snake_schema(child) for name, child in value.items()}
+        elif key == "items":
+            value = _snake_schema(value)
+        elif key == "anyOf":
+            value = [_snake_schema(branch) for branch in value]
+        snake[_SNAKE.get(str(key), str(key))] = value
+    return snake
+
+
+def _tool_spec(tool: Tool[Any, Any], form: Form, case: Case) -> dict[str, Any]:
+    if case == "snake":
+        return _tool_cache.get((tool, form, case), lambda: _snake_spec(tool, form))
+    return _camel_spec(tool, form)
+
+
+def _snake_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
+    camel = _camel_spec(tool, form)
+    spec = {_SNAKE.get(key, key): value for key, value in camel.items()}
+    if "parameters" in spec:
+        spec["parameters"] = _snake_schema(camel["parameters"])
+    frozen: dict[str, Any] = freeze(spec)
+    return frozen
+
+
+def _camel_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
     def build() -> dict[str, Any]:
         if not _NAME.fullmatch(tool.name):
             raise ProviderSchemaError(
