@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -24,11 +26,12 @@ from wink import (
     ToolCall,
     ToolContext,
     ToolExecutor,
+    ToolInvoked,
     ToolResult,
     tool,
 )
 from wink.cli import main
-from wink.runtime.trace_html import render_snapshot_json
+from wink.runtime.trace_html import TOOL_INVOKED, render_snapshot_document, render_snapshot_json
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ def test_the_page_is_self_contained_and_escapes_what_it_shows() -> None:
         assert loading not in page
     assert "first &lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
     assert (
-        '<p class="summary">6 tool calls: 1 ok, 5 failed (3 rolled back) over 55.0 ms</p>' in page
+        '<p class="summary">6 tool calls: 1 ok, 5 failed (1 denied, 2 rolled back) over 55.0 ms</p>'
+        in page
     )
 
 
@@ -247,7 +251,7 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
     )
     parser = _Calls()
     parser.feed(dumped.stdout)
-    assert parser.summary == "6 tool calls: 1 ok, 5 failed (3 rolled back) over 55.0 ms"
+    assert parser.summary == "6 tool calls: 1 ok, 5 failed (1 denied, 2 rolled back) over 55.0 ms"
     assert parser.calls == [
         {
             "id": "call-1",
@@ -260,10 +264,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
         },
         {
             "id": "call-2",
-            "data-outcome": "denied or failed",
+            "data-outcome": "denied",
             "tool": "add_note",
-            "outcome": "denied or failed",
-            "rolled-back": "rolled back",
+            "outcome": "denied",
             "call-id": "c2",
             "timing": "+10.0 ms · took 5.0 ms",
             "message": "Secrets stay out of notes.",
@@ -280,9 +283,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
         },
         {
             "id": "call-4",
-            "data-outcome": "denied or failed",
+            "data-outcome": "failed",
             "tool": "add_note",
-            "outcome": "denied or failed",
+            "outcome": "failed",
             "rolled-back": "rolled back",
             "call-id": "c4",
             "timing": "+30.0 ms · took 5.0 ms",
@@ -313,3 +316,348 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
         ("events", f"{Reviewed.__module__}:Reviewed"),
     ]
     assert '<pre>[\n  {\n    "text": "first &lt;b&gt;bold&lt;/b&gt;"\n  }\n]</pre>' in dumped.stdout
+
+
+# --- denials, rollbacks, evaluations and turns -------------------------------------------
+
+
+def test_the_executor_records_which_calls_were_denied_and_which_rolled_back() -> None:
+    marks = [
+        (event.call_id, event.success, event.denied, event.rolled_back)
+        for event in recorded_session()[ToolInvoked].all()
+    ]
+    assert marks == [
+        ("c1", True, False, False),
+        ("c2", False, True, False),  # the policy refused: the handler never ran
+        ("c3", False, False, True),  # the handler raised
+        ("c4", False, False, True),  # the handler returned an error
+        ("c5", False, False, False),  # invalid arguments: nothing had started
+        ("c6", False, False, False),  # unknown tool
+    ]
+
+
+def test_a_snapshot_saved_without_the_marks_reads_outcomes_from_the_messages() -> None:
+    document = json.loads(recorded_session().snapshot().to_json())
+    [calls] = [entry for entry in document["slices"] if entry["type"] == TOOL_INVOKED]
+    for item in calls["items"]:
+        del item["denied"], item["rolled_back"]
+    page = render_snapshot_document(document)
+    outcomes = [(match[0], match[1]) for match in OUTCOME.findall(page)]
+    assert outcomes == [
+        ("call-1", "ok"),
+        ("call-2", "denied or failed"),  # a policy's reason reads like the tool's error
+        ("call-3", "raised"),
+        ("call-4", "denied or failed"),
+        ("call-5", "invalid arguments"),
+        ("call-6", "unknown tool"),
+    ]
+    assert '<p class="summary">6 tool calls: 1 ok, 5 failed (0 denied, 3 rolled back)' in page
+
+
+OUTCOME = re.compile(
+    r'<li class="call[^"]*" id="(call-\d+)" data-tool="[^"]*" data-outcome="([^"]*)"'
+)
+T0 = datetime(2025, 1, 1, 12, tzinfo=UTC)
+
+
+def at(milliseconds: float) -> str:
+    return (T0 + timedelta(milliseconds=milliseconds)).isoformat().replace("+00:00", "Z")
+
+
+def invoked(call_id: str, prompt: str, start: float, end: float, **result: Any) -> dict[str, Any]:
+    return {
+        "prompt_name": prompt,
+        "name": "add_note",
+        "call_id": call_id,
+        "params": None,
+        "arguments": "{}",
+        "result": {"message": "Noted.", "value": None, "success": True, **result},
+        "rendered_output": "",
+        "started_at": at(start),
+        "finished_at": at(end),
+        "denied": False,
+        "rolled_back": not result.get("success", True),
+    }
+
+
+def exchange(requested: float, replied: float, calls: list[str]) -> dict[str, Any]:
+    return {
+        "requested_at": at(requested),
+        "replied_at": at(replied),
+        "usage": {"input_tokens": 10, "output_tokens": 2},
+        "tool_calls": calls,
+    }
+
+
+def executed(prompt: str, start: float, end: float, exchanges: list[Any], **rest: Any) -> Any:
+    return {
+        "prompt_name": prompt,
+        "adapter": "script",
+        "text": "Done.",
+        "output": None,
+        "turns": len(exchanges),
+        "tool_calls": 0,
+        "usage": {"input_tokens": 10 * len(exchanges), "output_tokens": 2 * len(exchanges)},
+        "started_at": at(start),
+        "finished_at": at(end),
+        "error": None,
+        "phase": None,
+        "exchanges": exchanges,
+        **rest,
+    }
+
+
+def evaluated_document() -> dict[str, Any]:
+    """An outer evaluation whose first call delegates to an inner one that fails, then a
+    second turn with two calls; and a call run outside any evaluation."""
+    outer = executed(
+        "notes",
+        0,
+        100,
+        [
+            exchange(1, 5, ["add_note"]),
+            exchange(50, 60, ["add_note", "add_note"]),
+            exchange(80, 90, []),
+        ],
+    )
+    inner = executed(
+        "helper",
+        10,
+        40,
+        [exchange(12, 15, ["add_note"])],
+        text=None,
+        error="PromptEvaluationError: prompt 'helper': max_turns=1 reached",
+        phase="max_turns",
+    )
+    rendered = {
+        "prompt_name": "notes",
+        "adapter": "script",
+        "text": "## Notes\n\nKeep notes.",
+        "tool_names": ["add_note"],
+        "rendered_at": at(0.5),
+    }
+    calls = [
+        invoked("inner-1", "helper", 16, 20),
+        invoked("outer-1", "notes", 6, 45),
+        invoked("outer-2", "notes", 61, 63, success=False, message="Notes may not be empty."),
+        invoked("outer-3", "notes", 64, 66),
+        invoked("direct", "notes", 200, 201),
+    ]
+    return {
+        "version": 1,
+        "slices": [
+            {"type": "wink.adapters.events:PromptRendered", "kind": "log", "items": [rendered]},
+            {"type": TOOL_INVOKED, "kind": "log", "items": calls},
+            {"type": "wink.adapters.events:PromptExecuted", "kind": "log", "items": [inner, outer]},
+        ],
+    }
+
+
+def test_calls_are_grouped_into_the_evaluations_and_turns_they_answered() -> None:
+    page = render_snapshot_document(evaluated_document())
+    assert (
+        '<p class="summary">5 tool calls: 4 ok, 1 failed (0 denied, 1 rolled back) over '
+        "201.0 ms</p>" in page
+    )
+    assert (
+        '<p class="summary evaluations">2 evaluations (1 failed), 4 turns, '
+        "40 input and 8 output tokens</p>"
+    ) in page
+    assert re.findall(
+        r'<article class="([^"]*)" id="(evaluation-\d)" data-prompt="(\w+)"', page
+    ) == [
+        ("evaluation", "evaluation-1", "notes"),
+        ("evaluation failed", "evaluation-2", "helper"),
+    ]
+    assert (
+        '<article class="evaluation" id="evaluation-1" data-prompt="notes" data-outcome="ok">'
+        '<div class="head"><span class="prompt-name">notes</span> '
+        '<span class="adapter">script</span> <span class="outcome">ok</span> '
+        '<span class="timing">+0.0 ms · took 100.0 ms</span> '
+        '<span class="usage">30 in · 6 out tokens</span></div>'
+        '<details class="prompt" open><summary>prompt</summary><pre>## Notes\n\nKeep notes.</pre>'
+        "</details>"
+    ) in page
+    assert (
+        '<div class="head"><span class="prompt-name">helper</span> '
+        '<span class="adapter">script</span> <span class="outcome">failed (max_turns)</span> '
+        '<span class="timing">+10.0 ms · took 30.0 ms</span> '
+        '<span class="usage">10 in · 2 out tokens</span> '
+        '<span class="delegated">from call-2</span></div>'
+        '<p class="error">PromptEvaluationError: prompt &#x27;helper&#x27;: max_turns=1 reached</p>'
+    ) in page
+    turn = r'<li class="turn" id="(evaluation-\d-turn-\d)" data-turn="\d">'
+    turns = re.findall(turn + r'(.*?)</li>(?=<li class="turn"|</ol>)', page, re.S)
+    placed = {turn: re.findall(r'id="(call-\d)"', body) for turn, body in turns}
+    assert placed == {
+        "evaluation-1-turn-1": ["call-2"],
+        "evaluation-1-turn-2": ["call-3", "call-4"],
+        "evaluation-1-turn-3": [],
+        "evaluation-2-turn-1": ["call-1"],
+    }
+    assert (
+        '<li class="turn" id="evaluation-1-turn-2" data-turn="2"><div class="head">'
+        '<span class="turn-label">turn 2</span> '
+        '<span class="timing">+50.0 ms · model took 10.0 ms</span> '
+        '<span class="usage">10 in · 2 out tokens</span> '
+        '<span class="called">called add_note, add_note</span></div>'
+    ) in page
+    assert '<span class="called">answered</span>' in page
+    outside = page[page.index('<section id="calls">') : page.index('<section id="state">')]
+    assert "<h2>Tool calls outside an evaluation</h2>" in outside
+    assert re.findall(r'id="(call-\d)"', outside) == ["call-5"]
+    assert "PromptExecuted" not in page[page.index('<section id="events">') :]
+
+
+def test_a_session_of_evaluations_only_has_no_section_of_loose_calls() -> None:
+    document = evaluated_document()
+    document["slices"][1]["items"].pop()
+    page = render_snapshot_document(document)
+    assert '<section id="calls">' not in page
+    assert page.count('<li class="call') == 4
+
+
+class _Evaluations(HTMLParser):
+    """Per evaluation of a DOM: its attributes, head texts, and its turns' calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.evaluations: list[dict[str, Any]] = []
+        self._field: str | None = None
+        self._head = False
+        self._in_call = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {key: value or "" for key, value in attrs}
+        classes = attributes.get("class", "").split()
+        if tag == "article" and "evaluation" in classes:
+            self.evaluations.append(
+                {"id": attributes["id"], "outcome": attributes["data-outcome"], "turns": []}
+            )
+        elif tag == "span" and "outcome" in classes and self._head and not self._in_call:
+            self._field = "outcome-text"
+        elif tag == "li" and "turn" in classes:
+            self.evaluations[-1]["turns"].append({"calls": []})
+        elif tag == "li" and "call" in classes and self.evaluations:
+            turn = self.evaluations[-1]["turns"][-1]
+            turn["calls"].append((attributes["id"], attributes["data-outcome"]))
+            self._in_call = True
+        elif tag == "div" and "head" in classes:
+            self._head = True
+        elif self._head and tag == "span" and classes and self.evaluations:
+            self._field = classes[0]
+
+    def handle_endtag(self, tag: str) -> None:
+        self._field = None
+        if tag == "div":
+            self._head = False
+        elif tag == "li":
+            self._in_call = False
+
+    def handle_data(self, data: str) -> None:
+        # Calls' heads are checked by the timeline test; timings vary from run to run.
+        if self._field is None or self._field == "timing" or self._in_call:
+            return
+        evaluation = self.evaluations[-1]
+        target = evaluation["turns"][-1] if evaluation["turns"] else evaluation
+        target[self._field] = target.get(self._field, "") + data
+
+
+def test_the_page_shows_each_evaluation_and_its_turns_in_chromium(
+    chromium: str, tmp_path: Path
+) -> None:
+    from adapter_prompts import notes_template, parent_template
+
+    from wink import PromptEvaluationError, TokenUsage
+    from wink.testing import ScriptedAdapter, call
+
+    session = Session()
+    ScriptedAdapter(
+        [
+            call("delegate", {"task": "tag"}, "outer"),
+            call("tag", {"tag": "food"}, "inner"),
+            "tagged food",
+            "all done",
+        ],
+        usage=TokenUsage(input_tokens=10, output_tokens=2),
+    ).evaluate(Prompt(parent_template), session=session)
+    with pytest.raises(PromptEvaluationError):
+        ScriptedAdapter(
+            [[call("search", {"query": "e"}, "s1"), call("get_note", {"id": 7}, "s2")]]
+        ).evaluate(Prompt(notes_template), session=session, max_turns=1)
+    saved = tmp_path / "session.json"
+    saved.write_text(session.snapshot().to_json())
+    page = tmp_path / "trace.html"
+    assert main(["trace", str(saved), "--html", str(page)]) == 0
+    dumped = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    parser = _Evaluations()
+    parser.feed(dumped.stdout)
+    assert parser.evaluations == [
+        {
+            "id": "evaluation-1",
+            "outcome": "ok",
+            "prompt-name": "parent",
+            "outcome-text": "ok",
+            "adapter": "script",
+            "usage": "20 in · 4 out tokens",
+            "turns": [
+                {
+                    "calls": [("call-2", "ok")],
+                    "turn-label": "turn 1",
+                    "usage": "10 in · 2 out tokens",
+                    "called": "called delegate",
+                },
+                {
+                    "calls": [],
+                    "turn-label": "turn 2",
+                    "usage": "10 in · 2 out tokens",
+                    "called": "answered",
+                },
+            ],
+        },
+        {
+            "id": "evaluation-2",
+            "outcome": "ok",
+            "prompt-name": "tagger",
+            "outcome-text": "ok",
+            "adapter": "script",
+            "usage": "20 in · 4 out tokens",
+            "delegated": "from call-2",
+            "turns": [
+                {
+                    "calls": [("call-1", "ok")],
+                    "turn-label": "turn 1",
+                    "usage": "10 in · 2 out tokens",
+                    "called": "called tag",
+                },
+                {
+                    "calls": [],
+                    "turn-label": "turn 2",
+                    "usage": "10 in · 2 out tokens",
+                    "called": "answered",
+                },
+            ],
+        },
+        {
+            "id": "evaluation-3",
+            "outcome": "failed",
+            "prompt-name": "notes",
+            "outcome-text": "failed (max_turns)",
+            "adapter": "script",
+            "usage": "0 in · 0 out tokens",
+            "turns": [
+                {
+                    "calls": [("call-3", "ok"), ("call-4", "failed")],
+                    "turn-label": "turn 1",
+                    "usage": "0 in · 0 out tokens",
+                    "called": "called search, get_note",
+                }
+            ],
+        },
+    ]

@@ -2,6 +2,7 @@
 
 from wink import telemetry
 from wink.adapters import (
+    ModelExchange,
     PromptExecuted,
     PromptRendered,
     PromptResponse,
@@ -90,6 +91,7 @@ __all__ = [
     "HostFilesystem",
     "InMemoryFilesystem",
     "MarkdownSection",
+    "ModelExchange",
     "ParamHint",
     "PolicyDecision",
     "PolicyState",

@@ -5,7 +5,7 @@ and ``wink.providers.gemini.GeminiAdapter`` evaluate against a provider's SDK;
 ``wink.testing.FunctionAdapter`` evaluates with no provider at all.
 """
 
-from wink.adapters.events import PromptExecuted, PromptRendered
+from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered
 from wink.adapters.loop import (
     Conversation,
     LoopAdapter,
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_OUTPUT_RETRIES",
     "Conversation",
     "LoopAdapter",
+    "ModelExchange",
     "ModelRequest",
     "ModelTurn",
     "PromptExecuted",

@@ -10,7 +10,7 @@ from wink.errors import EvaluationPhase
 from wink.runtime.budget import TokenUsage
 from wink.runtime.events import RawText
 
-__all__ = ["PromptExecuted", "PromptRendered"]
+__all__ = ["ModelExchange", "PromptExecuted", "PromptRendered"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,20 @@ class PromptRendered:
     """The tools the model is shown, in order."""
     rendered_at: datetime
     """When the render finished (timezone-aware)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelExchange:
+    """One request of an evaluation to the model, and the reply it read."""
+
+    requested_at: datetime
+    """When the request was first sent (timezone-aware); retries are part of it."""
+    replied_at: datetime
+    """When the reply was read (timezone-aware): the turn's tool calls start after it."""
+    usage: TokenUsage
+    """Tokens this request used."""
+    tool_calls: tuple[str, ...]
+    """The names of the tools the model called in its reply, in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +70,8 @@ class PromptExecuted:
     """Why the evaluation stopped, or ``None`` when it succeeded."""
     phase: EvaluationPhase | None = None
     """Where it stopped (see ``PromptEvaluationError.phase``), or ``None``."""
+    exchanges: tuple[ModelExchange, ...] = ()
+    """Each request that got a reply, in order: the evaluation's turns."""
 
     @property
     def success(self) -> bool:

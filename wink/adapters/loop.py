@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from wink import telemetry
-from wink.adapters.events import PromptExecuted, PromptRendered
+from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse
 from wink.contract import Contract, ContractViolation, describe_problems
@@ -309,6 +309,7 @@ class _Evaluation:
         self.turns = 0
         self.usage = TokenUsage()
         self.tool_results: list[ToolInvoked] = []
+        self.exchanges: list[ModelExchange] = []
         self.span = telemetry.EvaluationSpan(None)
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
@@ -378,6 +379,7 @@ class _Evaluation:
     def _request(self, conversation: Conversation) -> Generator[Step, Any, ModelTurn]:
         body = conversation.request()
         self.turns += 1
+        requested_at = utc_now()
         attempt = 0
         while True:
             timeout = self._time_left(f"request {self.turns}")
@@ -408,6 +410,8 @@ class _Evaluation:
             ) from None
         self.usage = self.usage + turn.usage
         self.span.record_usage(turn.usage)
+        names = tuple(call.name for call in turn.calls)
+        self.exchanges.append(ModelExchange(requested_at, utc_now(), turn.usage, names))
         self._record_usage(turn)
         return turn
 
@@ -494,6 +498,7 @@ class _Evaluation:
             utc_now(),
             error,
             phase,
+            tuple(self.exchanges),
         )
         self.session.dispatch(event)
 

@@ -43,6 +43,12 @@ class ToolInvoked:
     """When the executor received the call (timezone-aware)."""
     finished_at: datetime
     """When the result was ready (timezone-aware)."""
+    denied: bool = False
+    """A policy refused the call: its handler did not run."""
+    rolled_back: bool = False
+    """The call failed after every policy allowed it (in its handler, on a limit, or
+    with a result that could not be applied), so the session and the resources were
+    restored to their state before the call."""
 
     @property
     def success(self) -> bool:

@@ -284,7 +284,8 @@ class ToolExecutor:
             refusal = self._refusal(plan, params, context)
             if refusal is not None:
                 telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
-                return self._fail(saved, call, params, ToolResult.error(refusal), started_at)
+                denial: ToolResult[Any] = ToolResult.error(refusal)
+                return self._fail(saved, call, params, denial, started_at, denied=True)
             returned = handler(params, context=context)
             if self._deadline is not None or self._budget_tracker is not None:
                 self._check_limits(f"tool {tool.name!r} returned")
@@ -483,8 +484,10 @@ class ToolExecutor:
         started_at: datetime,
         *,
         render: bool = False,
+        denied: bool = False,
     ) -> ToolResult[Any]:
-        """Roll back, record ``result`` as the call's failure, and return it.
+        """Roll back, record ``result`` as the call's failure (a policy's denial when
+        ``denied``, else a rolled-back failure), and return it.
 
         When something could not be restored, raise ``PromptEvaluationError`` naming
         it (its state is unknown), after recording the call; an interruption met on
@@ -497,7 +500,9 @@ class ToolExecutor:
         except BaseException as error:  # only BaseExceptions leave _render_failure
             interruptions.append(error)
             rendered = ""
-        self._record(call, params, result, rendered, started_at)
+        self._record(
+            call, params, result, rendered, started_at, denied=denied, rolled_back=not denied
+        )
         if interruptions:
             raise interruptions[0]
         if broken:
@@ -526,6 +531,9 @@ class ToolExecutor:
         rendered_output: str,
         started_at: datetime,
         value_type: type[Any] | None = None,
+        *,
+        denied: bool = False,
+        rolled_back: bool = False,
     ) -> ToolResult[Any]:
         event = ToolInvoked(
             self._prompt.name,
@@ -537,6 +545,8 @@ class ToolExecutor:
             rendered_output,
             started_at,
             self._clock(),
+            denied,
+            rolled_back,
         )
         try:
             self._session.dispatch(event, value_type=value_type)

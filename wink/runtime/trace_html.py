@@ -1,15 +1,26 @@
-"""A saved session as one self-contained HTML page: its tool calls over time, and its state.
+"""A saved session as one self-contained HTML page: its evaluations, their turns and
+tool calls over time, and its state.
 
 The page is built from a snapshot's JSON (``Snapshot.to_json``), so no slice type
 needs importing: ``wink trace SNAPSHOT.json --html out.html`` renders a session
 saved anywhere, and ``session.to_html()`` the live one. It has no scripts and loads
 nothing: styles are inline, long values fold into ``<details>``.
 
+Each evaluation an adapter recorded (``PromptExecuted``, with the rendered text of
+its ``PromptRendered``) is one entry: prompt, adapter, outcome, timing, tokens,
+then its turns (``PromptExecuted.exchanges``), each with the tool calls that
+answered that reply, then the final answer. A call belongs to the innermost
+evaluation of its prompt running when it started, and to the turn whose reply
+came last before it; an evaluation started by a tool call (a delegation) names
+that call. Calls outside any evaluation (run by an executor directly) come after.
+
 Each ``ToolInvoked`` is one entry: tool, call id, when it started (from the first
-call) and how long it took, its arguments, its outcome, its message and the value
-the model saw. A failed call that had started is marked rolled back (the executor
-restores state on every failure). Then every ``STATE`` slice as it ended, and
-every other ``LOG`` slice (events) in order.
+recorded moment) and how long it took, its arguments, its outcome, its message and
+the value the model saw. The outcome tells a policy's denial (``denied``) from a
+failure, and marks a failed call whose changes were undone ``rolled back`` (both
+as the executor recorded them; sessions saved before it recorded them are read
+from the messages' wording). Then every ``STATE`` slice as it ended (the snapshot
+keeps no earlier states), and every other ``LOG`` slice (events) in order.
 """
 
 from __future__ import annotations
@@ -17,23 +28,25 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from wink.runtime._raw import decode
 from wink.runtime.snapshot import SNAPSHOT_VERSION, SnapshotError, read_document
 
-__all__ = ["TOOL_INVOKED", "render_snapshot_json", "render_snapshot_document"]
+__all__ = ["TOOL_INVOKED", "render_snapshot_document", "render_snapshot_json"]
 
 TOOL_INVOKED = "wink.runtime.events:ToolInvoked"
 """How a snapshot names the slice of tool calls."""
+_RENDERED = "wink.adapters.events:PromptRendered"
+_EXECUTED = "wink.adapters.events:PromptExecuted"
+_SHOWN = frozenset({TOOL_INVOKED, _RENDERED, _EXECUTED})
 
-# (message prefix, outcome, whether the call started and so was rolled back): the
-# executor's own wording of failures that are not the tool's or a policy's.
-_KNOWN_FAILURES = (
-    ("Unknown tool ", "unknown tool", False),
-    ("Invalid arguments for tool ", "invalid arguments", False),
-    ("Policy ", "denied", True),
+# (message prefix, outcome): the executor's own wording of failures before any policy ran.
+_EARLY_FAILURES = (
+    ("Unknown tool ", "unknown tool"),
+    ("Invalid arguments for tool ", "invalid arguments"),
 )
 
 _STYLE = """
@@ -54,7 +67,15 @@ li.failed .outcome { background: #f6dcda; }
 .timing, .call-id { color: #6b7489; font-size: .85rem; }
 pre { background: #fff; border: 1px solid #e3e6ee; padding: .4rem .6rem; overflow-x: auto;
       margin: .3rem 0; white-space: pre-wrap; word-break: break-word; }
-.message { margin: .3rem 0; white-space: pre-wrap; }
+.message, .error { margin: .3rem 0; white-space: pre-wrap; }
+.error { color: #c8463d; }
+article.evaluation { border: 1px solid #d8dce6; border-left: 4px solid #3b6fc8;
+                     margin: 1rem 0; padding: .5rem .8rem; }
+article.evaluation.failed { border-left-color: #c8463d; }
+.prompt-name, .turn-label { font-weight: 600; }
+.adapter, .usage, .called, .delegated { color: #6b7489; font-size: .85rem; }
+ol.turns { list-style: none; padding-left: .6rem; }
+li.turn { margin: .6rem 0; }
 summary { cursor: pointer; color: #4a5368; }
 """
 
@@ -70,21 +91,58 @@ def render_snapshot_json(text: str | bytes, *, title: str = "wink session") -> s
 def render_snapshot_document(document: object, *, title: str = "wink session") -> str:
     """The page of a decoded snapshot document."""
     slices = _slices(document)
-    calls = [item for kind, name, items in slices if name == TOOL_INVOKED for item in items]
-    state = [(name, items) for kind, name, items in slices if kind == "state"]
-    events = [
-        (name, items) for kind, name, items in slices if kind == "log" and name != TOOL_INVOKED
+    calls = [
+        _raw_values_read(_dict(item), ("name", "call_id", "arguments", "rendered_output"))
+        for _, name, items in slices
+        if name == TOOL_INVOKED
+        for item in items
     ]
+    rendered = [
+        _raw_values_read(_dict(item), ("text",))
+        for _, name, items in slices
+        if name == _RENDERED
+        for item in items
+    ]
+    executed = [
+        _raw_values_read(_dict(item), ("text", "error"))
+        for _, name, items in slices
+        if name == _EXECUTED
+        for item in items
+    ]
+    state = [(name, items) for kind, name, items in slices if kind == "state"]
+    events = [(name, items) for kind, name, items in slices if kind == "log" and name not in _SHOWN]
+    evaluations = _evaluations(executed, rendered, calls)
+    moments = [
+        moment
+        for record in (*calls, *executed)
+        for key in ("started_at", "finished_at")
+        if (moment := _time(record, key)) is not None
+    ]
+    origin = min(moments, default=None)
+    loose = [index for index in range(len(calls)) if not _placed(index, evaluations)]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_text(title)}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>{_text(title)}</h1>",
-        _summary(calls),
-        '<section id="calls"><h2>Tool calls</h2>',
-        _timeline(calls),
-        "</section>",
+        _summary(calls, moments),
+    ]
+    if evaluations:
+        parts += [
+            _evaluation_summary(evaluations),
+            '<section id="evaluations"><h2>Evaluations</h2>',
+            *(_evaluation_entry(e, calls, origin) for e in evaluations),
+            "</section>",
+        ]
+    heading = "Tool calls outside an evaluation" if evaluations else "Tool calls"
+    if loose or not evaluations:
+        parts += [
+            f'<section id="calls"><h2>{heading}</h2>',
+            _timeline([(index, calls[index]) for index in loose], origin),
+            "</section>",
+        ]
+    parts += [
         '<section id="state"><h2>State at the end</h2>',
         _slice_list(state, "No state slices."),
         "</section>",
@@ -119,44 +177,199 @@ def _slices(document: object) -> list[tuple[str, str, list[Any]]]:
     return slices
 
 
-def _summary(calls: list[Any]) -> str:
+@dataclass(slots=True)
+class _Evaluation:
+    """A recorded evaluation and the calls placed in it, by turn."""
+
+    number: int
+    record: dict[str, Any]
+    rendered: dict[str, Any] | None
+    started: datetime | None
+    finished: datetime | None
+    turns: list[list[int]] = field(default_factory=list)
+    """Per turn (reply), the indexes of its calls in the ToolInvoked log."""
+    delegated_by: int | None = None
+    """The index of the call whose handler ran this evaluation, if one did."""
+
+
+def _evaluations(
+    executed: list[dict[str, Any]], rendered: list[dict[str, Any]], calls: list[dict[str, Any]]
+) -> list[_Evaluation]:
+    found = [
+        _Evaluation(0, record, None, _time(record, "started_at"), _time(record, "finished_at"))
+        for record in executed
+    ]
+    found.sort(key=lambda e: (e.started is None, e.started or datetime.min))
+    for number, evaluation in enumerate(found, 1):
+        evaluation.number = number
+        exchanges = evaluation.record.get("exchanges")
+        count = len(exchanges) if isinstance(exchanges, list) else 0
+        evaluation.turns = [[] for _ in range(count)]
+        evaluation.rendered = next(
+            (r for r in rendered if _within(r, "rendered_at", evaluation, same_prompt=True)), None
+        )
+    for index, call in enumerate(calls):
+        holder = _innermost(found, call, "started_at", same_prompt=True)
+        if holder is not None and holder.turns:
+            holder.turns[_turn_of(holder, call)].append(index)
+    for evaluation in found:
+        evaluation.delegated_by = _delegating_call(evaluation, calls)
+    return found
+
+
+def _within(
+    record: Mapping[str, Any], key: str, evaluation: _Evaluation, *, same_prompt: bool
+) -> bool:
+    moment = _time(record, key)
+    if moment is None or evaluation.started is None or evaluation.finished is None:
+        return False
+    if same_prompt and record.get("prompt_name") != evaluation.record.get("prompt_name"):
+        return False
+    return evaluation.started <= moment <= evaluation.finished
+
+
+def _innermost(
+    evaluations: list[_Evaluation], record: Mapping[str, Any], key: str, *, same_prompt: bool
+) -> _Evaluation | None:
+    holders = [e for e in evaluations if _within(record, key, e, same_prompt=same_prompt)]
+    return holders[-1] if holders else None  # sorted by start: the last is the innermost
+
+
+def _turn_of(evaluation: _Evaluation, call: Mapping[str, Any]) -> int:
+    """The turn whose reply was read last before ``call`` started (0-based)."""
+    started = _time(call, "started_at")
+    turn = 0
+    for number, exchange in enumerate(evaluation.record.get("exchanges") or []):
+        replied = _time(exchange, "replied_at")
+        if started is not None and replied is not None and replied <= started:
+            turn = number
+    return turn
+
+
+def _delegating_call(evaluation: _Evaluation, calls: list[dict[str, Any]]) -> int | None:
+    """The latest-starting call still running when ``evaluation`` started."""
+    start = evaluation.started
+    if start is None:
+        return None
+    running = [
+        (started, index)
+        for index, call in enumerate(calls)
+        if (started := _time(call, "started_at")) is not None
+        and (finished := _time(call, "finished_at")) is not None
+        and started <= start <= finished
+    ]
+    return max(running)[1] if running else None
+
+
+def _placed(index: int, evaluations: list[_Evaluation]) -> bool:
+    return any(index in turn for evaluation in evaluations for turn in evaluation.turns)
+
+
+def _summary(calls: list[dict[str, Any]], moments: list[datetime]) -> str:
     outcomes = [_outcome(call) for call in calls]
     failed = sum(1 for outcome, _ in outcomes if outcome != "ok")
+    denied = sum(1 for outcome, _ in outcomes if outcome == "denied")
     rolled_back = sum(1 for _, rolled in outcomes if rolled)
-    times = [_time(call, key) for call in calls for key in ("started_at", "finished_at")]
-    known = [moment for moment in times if moment is not None]
-    span = f" over {_ms(max(known) - min(known))}" if known else ""
+    span = f" over {_ms(max(moments) - min(moments))}" if moments else ""
     text = (
-        f"{len(calls)} tool call{'' if len(calls) == 1 else 's'}: {len(calls) - failed} ok, "
-        f"{failed} failed ({rolled_back} rolled back){span}"
+        f"{_count(len(calls), 'tool call')}: {len(calls) - failed} ok, {failed} failed "
+        f"({denied} denied, {rolled_back} rolled back){span}"
     )
     return f'<p class="summary">{_text(text)}</p>'
 
 
-def _timeline(calls: list[Any]) -> str:
+def _evaluation_summary(evaluations: list[_Evaluation]) -> str:
+    failed = sum(1 for e in evaluations if e.record.get("error") is not None)
+    turns = sum(len(e.turns) for e in evaluations)
+    usage = [_tokens(e.record.get("usage")) for e in evaluations]
+    text = (
+        f"{_count(len(evaluations), 'evaluation')} ({failed} failed), {_count(turns, 'turn')}, "
+        f"{sum(i for i, _ in usage)} input and {sum(o for _, o in usage)} output tokens"
+    )
+    return f'<p class="summary evaluations">{_text(text)}</p>'
+
+
+def _evaluation_entry(
+    evaluation: _Evaluation, calls: list[dict[str, Any]], origin: datetime | None
+) -> str:
+    record = evaluation.record
+    prompt = str(record.get("prompt_name", "?"))
+    error = record.get("error")
+    outcome = "ok" if error is None else f"failed ({record.get('phase') or 'error'})"
+    input_tokens, output_tokens = _tokens(record.get("usage"))
+    head = [
+        f'<span class="prompt-name">{_text(prompt)}</span>',
+        f'<span class="adapter">{_text(str(record.get("adapter", "?")))}</span>',
+        f'<span class="outcome">{_text(outcome)}</span>',
+        f'<span class="timing">{_text(_timing(record, origin))}</span>',
+        f'<span class="usage">{input_tokens} in · {output_tokens} out tokens</span>',
+    ]
+    if evaluation.delegated_by is not None:
+        head.append(f'<span class="delegated">from call-{evaluation.delegated_by + 1}</span>')
+    body = [f'<div class="head">{" ".join(head)}</div>']
+    if error is not None:
+        body.append(f'<p class="error">{_text(str(error))}</p>')
+    if evaluation.rendered is not None:
+        body.append(_folded("prompt", str(evaluation.rendered.get("text", ""))))
+    exchanges = record.get("exchanges") or []
+    body.append('<ol class="turns">')
+    for number, (exchange, indexes) in enumerate(zip(exchanges, evaluation.turns, strict=True), 1):
+        body.append(_turn_entry(evaluation.number, number, _dict(exchange), indexes, calls, origin))
+    body.append("</ol>")
+    answer = record.get("text")
+    if isinstance(answer, str):
+        body.append(_folded("answer", answer))
+    css = "evaluation" if error is None else "evaluation failed"
+    attributes = (
+        f'class="{css}" id="evaluation-{evaluation.number}" data-prompt="{_text(prompt)}" '
+        f'data-outcome="{"ok" if error is None else "failed"}"'
+    )
+    return f"<article {attributes}>" + "".join(body) + "</article>"
+
+
+def _turn_entry(
+    evaluation: int,
+    number: int,
+    exchange: dict[str, Any],
+    indexes: list[int],
+    calls: list[dict[str, Any]],
+    origin: datetime | None,
+) -> str:
+    requested, replied = _time(exchange, "requested_at"), _time(exchange, "replied_at")
+    timing = []
+    if requested is not None and origin is not None:
+        timing.append(f"+{_ms(requested - origin)}")
+    if requested is not None and replied is not None:
+        timing.append(f"model took {_ms(replied - requested)}")
+    input_tokens, output_tokens = _tokens(exchange.get("usage"))
+    asked = exchange.get("tool_calls") or []
+    called = f"called {', '.join(map(str, asked))}" if asked else "answered"
+    head = [
+        f'<span class="turn-label">turn {number}</span>',
+        f'<span class="timing">{_text(" · ".join(timing))}</span>',
+        f'<span class="usage">{input_tokens} in · {output_tokens} out tokens</span>',
+        f'<span class="called">{_text(called)}</span>',
+    ]
+    timeline = _timeline([(index, calls[index]) for index in indexes], origin) if indexes else ""
+    return (
+        f'<li class="turn" id="evaluation-{evaluation}-turn-{number}" data-turn="{number}">'
+        f'<div class="head">{" ".join(head)}</div>{timeline}</li>'
+    )
+
+
+def _timeline(calls: list[tuple[int, dict[str, Any]]], origin: datetime | None) -> str:
     if not calls:
         return '<p class="empty">No tool calls.</p>'
-    starts = [_time(call, "started_at") for call in calls]
-    origin = min((moment for moment in starts if moment is not None), default=None)
-    entries = [_call_entry(index, call, origin) for index, call in enumerate(calls, 1)]
+    entries = [_call_entry(index + 1, call, origin) for index, call in calls]
     return '<ol class="timeline">\n' + "\n".join(entries) + "\n</ol>"
 
 
-def _call_entry(index: int, call: Any, origin: datetime | None) -> str:
-    data = _raw_values_read(call) if isinstance(call, dict) else {}
-    name = str(data.get("name", "?"))
-    outcome, rolled_back = _outcome(data)
+def _call_entry(number: int, call: dict[str, Any], origin: datetime | None) -> str:
+    name = str(call.get("name", "?"))
+    outcome, rolled_back = _outcome(call)
     css = "call" if outcome == "ok" else "call failed"
-    started, finished = _time(data, "started_at"), _time(data, "finished_at")
-    timing = []
-    if started is not None and origin is not None:
-        timing.append(f"+{_ms(started - origin)}")
-    if started is not None and finished is not None:
-        timing.append(f"took {_ms(finished - started)}")
-    result = data.get("result")
-    if not isinstance(result, dict):
-        result = {}
-    call_id = data.get("call_id")
+    result = _dict(call.get("result"))
+    call_id = call.get("call_id")
     head = [
         f'<span class="tool">{_text(name)}</span>',
         f'<span class="outcome">{_text(outcome)}</span>',
@@ -165,27 +378,39 @@ def _call_entry(index: int, call: Any, origin: datetime | None) -> str:
         head.append('<span class="rolled-back">rolled back</span>')
     if call_id is not None:
         head.append(f'<span class="call-id">{_text(str(call_id))}</span>')
+    timing = _timing(call, origin)
     if timing:
-        head.append(f'<span class="timing">{_text(" · ".join(timing))}</span>')
+        head.append(f'<span class="timing">{_text(timing)}</span>')
     body = [
         f'<div class="head">{" ".join(head)}</div>',
-        _folded("arguments", _arguments(data.get("arguments"))),
+        _folded("arguments", _arguments(call.get("arguments"))),
         f'<p class="message">{_text(str(result.get("message", "")))}</p>',
     ]
-    rendered = data.get("rendered_output")
+    rendered = call.get("rendered_output")
     if isinstance(rendered, str) and rendered:
         body.append(_folded("value", rendered))
     attributes = (
-        f'class="{css}" id="call-{index}" data-tool="{_text(name)}" data-outcome="{_text(outcome)}"'
+        f'class="{css}" id="call-{number}" data-tool="{_text(name)}" '
+        f'data-outcome="{_text(outcome)}"'
     )
     return f"<li {attributes}>" + "".join(body) + "</li>"
 
 
-def _raw_values_read(call: dict[str, Any]) -> dict[str, Any]:
-    """The call with what it keeps as received (escaped where JSON cannot carry it)
+def _timing(record: Mapping[str, Any], origin: datetime | None) -> str:
+    started, finished = _time(record, "started_at"), _time(record, "finished_at")
+    timing = []
+    if started is not None and origin is not None:
+        timing.append(f"+{_ms(started - origin)}")
+    if started is not None and finished is not None:
+        timing.append(f"took {_ms(finished - started)}")
+    return " · ".join(timing)
+
+
+def _raw_values_read(record: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The record with what it keeps as received (escaped where JSON cannot carry it)
     read back, and shown as text: bytes as UTF-8, a lone surrogate as its escape."""
-    data = dict(call)
-    for key in ("name", "call_id", "arguments", "rendered_output"):
+    data = dict(record)
+    for key in keys:
         try:
             value = decode(data.get(key))
         except ValueError:
@@ -198,19 +423,63 @@ def _raw_values_read(call: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _outcome(call: Any) -> tuple[str, bool]:
-    """(outcome, whether it was rolled back) of a recorded call."""
-    result = call.get("result") if isinstance(call, dict) else None
+def _outcome(call: Mapping[str, Any]) -> tuple[str, bool]:
+    """(outcome, whether its changes were rolled back) of a recorded call."""
+    result = call.get("result")
     if not isinstance(result, dict) or result.get("success", True):
         return "ok", False
     message = str(result.get("message", ""))
-    for prefix, outcome, started in _KNOWN_FAILURES:
+    denied, rolled_back = call.get("denied"), call.get("rolled_back")
+    if not isinstance(denied, bool) or not isinstance(rolled_back, bool):
+        return _unmarked_outcome(message)
+    if denied:
+        return "denied", False
+    if not rolled_back:
+        for prefix, outcome in _EARLY_FAILURES:
+            if message.startswith(prefix):
+                return outcome, False
+        return "failed", False
+    return _failure_kind(call, message), True
+
+
+def _failure_kind(call: Mapping[str, Any], message: str) -> str:
+    """How a call that had started failed, from the executor's wording."""
+    tool = f"Tool {str(call.get('name', ''))!r} "
+    if message.startswith(tool + "raised "):
+        return "raised"
+    if message.startswith(tool + "was stopped: "):
+        return "stopped"
+    return "failed"
+
+
+def _unmarked_outcome(message: str) -> tuple[str, bool]:
+    """The outcome of a call recorded without ``denied`` and ``rolled_back``, from its
+    message alone: a policy's refusal and the tool's own error then read alike."""
+    for prefix, outcome in _EARLY_FAILURES:
         if message.startswith(prefix):
-            return outcome, started
-    if " raised " in message.split("\n", 1)[0] and message.startswith("Tool "):
+            return outcome, False
+    if message.startswith("Policy "):
+        return "denied", False
+    if message.startswith("Tool ") and " raised " in message.split("\n", 1)[0]:
         return "raised", True
-    # A policy's denial and the tool's own error read alike once recorded.
     return "denied or failed", True
+
+
+def _tokens(usage: object) -> tuple[int, int]:
+    data = _dict(usage)
+    input_tokens, output_tokens = data.get("input_tokens"), data.get("output_tokens")
+    return (
+        input_tokens if isinstance(input_tokens, int) else 0,
+        output_tokens if isinstance(output_tokens, int) else 0,
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _arguments(arguments: object) -> str:
