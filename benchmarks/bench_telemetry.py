@@ -118,7 +118,7 @@ def main() -> None:
     """Print the per-call cost with tracing none / off / on, next to the executor floor."""
     executor = _executor(Session())
     call = ToolCall("lookup_entity", ARGUMENTS, "call-1")
-    body = executor._execute  # the executor without its tracing check
+    body = executor._take_turn  # the executor without its tracing check
     calls = _interleaved(
         {"floor": _floor(), "none": lambda: body(call), "off": lambda: executor.execute(call)},
         number=2000,

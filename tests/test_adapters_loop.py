@@ -388,6 +388,32 @@ def test_a_failed_evaluation_is_logged_with_its_error_and_phase() -> None:
     )
 
 
+def test_prompt_executed_records_each_turn_with_its_usage_called_tools_and_times() -> None:
+    session = Session()
+    adapter = ScriptedAdapter(
+        [[call("search", {"query": "e"}, "c1"), call("get_note", {"id": 2}, "c2")], "eggs"],
+        usage=TokenUsage(input_tokens=7, output_tokens=3),
+    )
+    adapter.evaluate(Prompt(notes_template), session=session)
+    [executed] = session[PromptExecuted].all()
+    assert [(e.usage, e.tool_calls) for e in executed.exchanges] == [
+        (TokenUsage(input_tokens=7, output_tokens=3), ("search", "get_note")),
+        (TokenUsage(input_tokens=7, output_tokens=3), ()),
+    ]
+    first, second = executed.exchanges
+    calls = session[ToolInvoked].all()
+    moments = [
+        executed.started_at,
+        first.requested_at,
+        first.replied_at,
+        *(moment for c in calls for moment in (c.started_at, c.finished_at)),
+        second.requested_at,
+        second.replied_at,
+        executed.finished_at,
+    ]
+    assert moments == sorted(moments)
+
+
 def test_the_evaluation_events_survive_a_restore() -> None:
     session = Session()
     before = session.snapshot()
