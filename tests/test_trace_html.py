@@ -336,6 +336,50 @@ def test_the_executor_records_which_calls_were_denied_and_which_rolled_back() ->
     ]
 
 
+@dataclass(frozen=True)
+class Unsure:
+    name: str = "unsure"
+
+    def check(self, tool: Any, params: Any, *, context: ToolContext) -> PolicyDecision:
+        if params.text == "ask":
+            raise RuntimeError("cannot decide")
+        return PolicyDecision.allow()
+
+    def on_result(self, tool: Any, params: Any, result: Any, *, context: ToolContext) -> None:
+        pass
+
+
+@tool
+def interrupted_note(params: NoteParams, *, context: ToolContext) -> ToolResult[Note]:
+    """Save a note, or be interrupted."""
+    context.require_filesystem().write("notes.md", params.text)
+    raise KeyboardInterrupt
+
+
+def test_a_failing_policy_is_a_denial_and_an_interrupted_handler_a_rollback() -> None:
+    template = PromptTemplate(
+        ns="tests",
+        key="marks",
+        sections=[MarkdownSection(title="Notes", tools=[interrupted_note], policies=[Unsure()])],
+    )
+    files = InMemoryFilesystem(files={"notes.md": "kept"})
+    session = Session()
+    executor = ToolExecutor(
+        prompt=Prompt(template).bind(resources={InMemoryFilesystem: files}), session=session
+    )
+    asked = executor.execute(ToolCall("interrupted_note", '{"text": "ask"}', call_id="p"))
+    assert asked.message == (
+        "Policy 'unsure' failed on tool 'interrupted_note': RuntimeError: cannot decide"
+    )
+    with pytest.raises(KeyboardInterrupt):
+        executor.execute(ToolCall("interrupted_note", '{"text": "stop"}', call_id="k"))
+    assert files.read("notes.md") == "kept"
+    assert [(e.call_id, e.denied, e.rolled_back) for e in session[ToolInvoked].all()] == [
+        ("p", True, False),
+        ("k", False, True),
+    ]
+
+
 def test_a_snapshot_saved_without_the_marks_reads_outcomes_from_the_messages() -> None:
     document = json.loads(recorded_session().snapshot().to_json())
     [calls] = [entry for entry in document["slices"] if entry["type"] == TOOL_INVOKED]
@@ -661,3 +705,19 @@ def test_the_page_shows_each_evaluation_and_its_turns_in_chromium(
             ],
         },
     ]
+
+
+def test_an_evaluation_saved_without_its_turns_still_holds_its_calls() -> None:
+    document = evaluated_document()
+    for record in document["slices"][2]["items"]:
+        del record["exchanges"]
+    page = render_snapshot_document(document)
+    evaluations = [
+        article.split("</article>")[0] for article in page.split('<article class="evaluation')[1:]
+    ]
+    assert [re.findall(r'id="(call-\d)"', article) for article in evaluations] == [
+        ["call-2", "call-3", "call-4"],
+        ["call-1"],
+    ]
+    assert [article.count('<li class="turn"') for article in evaluations] == [0, 0]
+    assert "0 turns" in page

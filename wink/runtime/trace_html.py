@@ -11,8 +11,8 @@ its ``PromptRendered``) is one entry: prompt, adapter, outcome, timing, tokens,
 then its turns (``PromptExecuted.exchanges``), each with the tool calls that
 answered that reply, then the final answer. A call belongs to the innermost
 evaluation of its prompt running when it started, and to the turn whose reply
-came last before it; an evaluation started by a tool call (a delegation) names
-that call. Calls outside any evaluation (run by an executor directly) come after.
+came last before it (an evaluation saved without its turns lists its calls
+directly); an evaluation started by a tool call (a delegation) names that call. Calls outside any evaluation (run by an executor directly) come after.
 
 Each ``ToolInvoked`` is one entry: tool, call id, when it started (from the first
 recorded moment) and how long it took, its arguments, its outcome, its message and
@@ -190,6 +190,8 @@ class _Evaluation:
     """Per turn (reply), the indexes of its calls in the ToolInvoked log."""
     delegated_by: int | None = None
     """The index of the call whose handler ran this evaluation, if one did."""
+    unturned: list[int] = field(default_factory=list)
+    """The indexes of its calls when it recorded no turns (saved by an older wink)."""
 
 
 def _evaluations(
@@ -212,6 +214,8 @@ def _evaluations(
         holder = _innermost(found, call, "started_at", same_prompt=True)
         if holder is not None and holder.turns:
             holder.turns[_turn_of(holder, call)].append(index)
+        elif holder is not None:
+            holder.unturned.append(index)
     for evaluation in found:
         evaluation.delegated_by = _delegating_call(evaluation, calls)
     return found
@@ -262,7 +266,10 @@ def _delegating_call(evaluation: _Evaluation, calls: list[dict[str, Any]]) -> in
 
 
 def _placed(index: int, evaluations: list[_Evaluation]) -> bool:
-    return any(index in turn for evaluation in evaluations for turn in evaluation.turns)
+    return any(
+        index in evaluation.unturned or any(index in turn for turn in evaluation.turns)
+        for evaluation in evaluations
+    )
 
 
 def _summary(calls: list[dict[str, Any]], moments: list[datetime]) -> str:
@@ -316,6 +323,8 @@ def _evaluation_entry(
     for number, (exchange, indexes) in enumerate(zip(exchanges, evaluation.turns, strict=True), 1):
         body.append(_turn_entry(evaluation.number, number, _dict(exchange), indexes, calls, origin))
     body.append("</ol>")
+    if evaluation.unturned:
+        body.append(_timeline([(index, calls[index]) for index in evaluation.unturned], origin))
     answer = record.get("text")
     if isinstance(answer, str):
         body.append(_folded("answer", answer))
