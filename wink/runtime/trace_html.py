@@ -12,7 +12,8 @@ then its turns (``PromptExecuted.exchanges``), each with the tool calls that
 answered that reply, then the final answer. A call belongs to the innermost
 evaluation of its prompt running when it started, and to the turn whose reply
 came last before it (an evaluation saved without its turns lists its calls
-directly); an evaluation started by a tool call (a delegation) names that call. Calls outside any evaluation (run by an executor directly) come after.
+directly); an evaluation started by a tool call (a delegation) names that call.
+Calls outside any evaluation (run by an executor directly) come after.
 
 Each ``ToolInvoked`` is one entry: tool, call id, when it started (from the first
 recorded moment) and how long it took, its arguments, its outcome, its message and
