@@ -55,6 +55,7 @@ __all__ = [
     "Content",
     "Form",
     "FunctionDeclaration",
+    "FunctionResponse",
     "GeminiAdapter",
     "Part",
     "function_response_part",
