@@ -287,11 +287,12 @@ def test_one_problem_past_the_limit_is_counted_in_the_singular() -> None:
     assert describe_problems(listed).splitlines()[-1] == "... and 1 more problem"
 
 
-def test_a_payload_with_thousands_of_unknown_keys_keeps_every_problem_but_a_short_message() -> None:
+def test_a_payload_with_thousands_of_unknown_keys_describes_only_the_problems_shown() -> None:
     payload = {"count": 1, **{f"key{index}": index for index in range(5000)}}
     with pytest.raises(ContractViolation) as raised:
         compile_contract(Item).parse(payload)
-    assert len(raised.value.problems) == 5000
+    assert len(raised.value.problems) == 20
+    assert raised.value.total == 5000
     lines = str(raised.value).splitlines()
     assert lines[0] == "invalid Item:"
     assert lines[1] == "key0: unknown field (allowed: count)"

@@ -6,20 +6,23 @@ import ast
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
 from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
 
-from wink.contract._core_schema import forbid_extra_everywhere
+from wink.contract._core_schema import ARGUMENTS_TEXT, forbid_extra_everywhere
 from wink.contract._field_search import field_mentioning, field_not_json
+from wink.contract._json_text import repeated_key
 from wink.contract.conformance import check_schema
 from wink.contract.frozen import freeze
 from wink.contract.messages import (
     FieldProblem,
+    Problems,
     describe_problems,
+    format_path,
     problems_from_validation_error,
     short_repr,
 )
@@ -27,9 +30,18 @@ from wink.contract.schema import generate_json_schema
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError, ToolValidationError
 
-__all__ = ["Contract", "ContractViolation", "compile_contract", "type_name"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "Contract",
+    "ContractViolation",
+    "compile_contract",
+    "type_name",
+]
 
 T = TypeVar("T")
+
+DEFAULT_MAX_BYTES = 1024 * 1024
+"""The default size limit of a parsed JSON document (1 MiB)."""
 
 _EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProperties": False}
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
@@ -41,6 +53,9 @@ class ContractViolation(ToolValidationError):
     def __init__(self, subject: str, problems: tuple[FieldProblem, ...]) -> None:
         self.subject = subject
         self.problems = problems
+        """The first problems (at most ``MAX_PROBLEMS_SHOWN`` when parsing found them)."""
+        self.total = problems.total if isinstance(problems, Problems) else len(problems)
+        """How many problems there were, described or not."""
         super().__init__(f"{subject}:\n{describe_problems(problems)}")
 
 
@@ -56,6 +71,8 @@ class Contract(Generic[T]):
     """JSON Schema of what serializing produces (serialization mode)."""
     _validator: SchemaValidator | None = field(repr=False)
     _adapter: TypeAdapter[T] | None = field(repr=False)
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """The largest JSON document ``parse`` reads; larger ones are refused unread."""
 
     @property
     def name(self) -> str:
@@ -66,18 +83,52 @@ class Contract(Generic[T]):
         """Parse a JSON document or decoded mapping, raising ``ContractViolation``.
 
         A contract of ``None`` accepts only an empty payload: ``{}``, ``""`` or ``null``.
+        A document over ``max_bytes`` is refused before it is read, and one whose
+        objects repeat a key is refused although every value is valid.
         """
         if self._validator is None:
             return self._parse_nothing(arguments)
+        text = arguments if isinstance(arguments, str | bytes) else to_json(arguments)
+        self._check_size(text)
         try:
-            if isinstance(arguments, str | bytes):
-                value: T = self._validator.validate_json(arguments, strict=True)
-            else:
-                value = self._validator.validate_json(to_json(arguments), strict=True)
+            value: T = self._validator.validate_json(
+                text, strict=True, context={ARGUMENTS_TEXT: text}
+            )
         except ValidationError as error:
-            problems = problems_from_validation_error(error, self.input_schema)
+            problems = problems_from_validation_error(error, self.input_schema, text)
             raise ContractViolation(f"invalid {self.name}", problems) from None
+        if text is arguments:  # a decoded mapping cannot repeat a key
+            repeated = repeated_key(text)
+            if repeated is not None:
+                path, key = repeated
+                reason = (
+                    f"key {short_repr(key)} appears more than once; send each key once "
+                    "(a repeated key is ambiguous)"
+                )
+                problem = FieldProblem(format_path(path), reason)
+                raise ContractViolation(f"invalid {self.name}", (problem,))
         return value
+
+    def with_max_bytes(self, max_bytes: int) -> Contract[T]:
+        """This contract with another size limit on the documents ``parse`` reads."""
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        return replace(self, max_bytes=max_bytes)
+
+    def _check_size(self, text: str | bytes) -> None:
+        # A character is at least one UTF-8 byte and at most four: count bytes only
+        # when the character count cannot decide.
+        limit = self.max_bytes
+        size = len(text)
+        if isinstance(text, str) and limit // 4 < size <= limit:
+            size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            problem = FieldProblem(
+                "<root>",
+                f"arguments are {size:,} bytes of JSON, over the limit of {limit:,} bytes; "
+                "send less data",
+            )
+            raise ContractViolation(f"invalid {self.name}", (problem,))
 
     def _parse_nothing(self, arguments: object) -> T:
         if arguments is None or arguments == {}:

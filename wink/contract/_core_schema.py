@@ -17,13 +17,22 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, SchemaValidator
 from pydantic_core import core_schema as cs
 
 from wink.contract._aliases import shown_name
+from wink.contract._discriminators import check_discriminator_reaches_every_choice
+from wink.contract._formats import TEXT_FORMATS
+from wink.contract._json_text import lossy_integral_floats
+from wink.contract._set_items import unhashable_items
 from wink.errors import PromptValidationError
 
-__all__ = ["forbid_extra_everywhere"]
+__all__ = ["ARGUMENTS_TEXT", "forbid_extra_everywhere"]
+
+ARGUMENTS_TEXT = "wink.arguments"
+"""Key of the parsed JSON text in the validation context, for checks that need the text."""
+_LOSSY = "wink.lossy-integral-floats"
+_TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal"})
 
 # Key types a JSON object can carry: strings and string-like enumerations.
 _STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref", "definitions"})
@@ -35,9 +44,11 @@ class _Where:
     field: str
     class_names: Mapping[str, str]
     """Core schema ref to class name, to label union choices that are references."""
+    definitions: Mapping[str, Any]
+    """Core schema ref to the schema it names."""
 
     def at(self, owner: str, field: str = "") -> _Where:
-        return _Where(owner, field, self.class_names)
+        return _Where(owner, field, self.class_names, self.definitions)
 
     def describe(self) -> str:
         return f"{self.owner}.{self.field}" if self.field else self.owner
@@ -45,7 +56,8 @@ class _Where:
 
 def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
     """Return a copy of ``schema`` whose objects reject unknown keys at every level."""
-    rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", _class_names(schema)))
+    class_names, definitions = _references(schema)
+    rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", class_names, definitions))
     return rewritten
 
 
@@ -69,6 +81,14 @@ def _rewrite(node: Any, where: _Where) -> Any:
     _reject_unsupported_node(node, where)
     if kind == "default":
         return _null_means_default(node, where)
+    if kind == "json-or-python":
+        # Parsing always reads JSON: only the JSON side must be sendable. The Python
+        # side of an abstract collection (``Sequence``) is an instance check.
+        return {**node, "json_schema": _rewrite(node["json_schema"], where)}
+    if kind in ("set", "frozenset"):
+        _refuse_unhashable_items(node, where)
+    if kind == "tagged-union" and callable(node.get("discriminator")):
+        check_discriminator_reaches_every_choice(node, where.describe(), where.definitions)
     rewritten = {}
     for key, value in node.items():
         if key == "fields" and kind in ("model-fields", "typed-dict"):
@@ -86,6 +106,8 @@ def _rewrite(node: Any, where: _Where) -> Any:
         rewritten["allow_inf_nan"] = False
     if kind == "int":
         return _integral_floats_allowed(rewritten)
+    if kind in _TEXT_FORMATS:
+        return _text_format_checked(rewritten, kind)
     if kind == "literal":
         return _json_kinds_kept_apart(rewritten, rewritten["expected"])
     if kind == "enum":
@@ -105,6 +127,9 @@ def _field(field: dict[str, Any], name: str, where: _Where) -> Any:
             f"key, which the JSON Schema cannot show (it would show {name!r}, which parsing "
             "refuses); use a plain alias or AliasChoices with a plain name first"
         )
+    if isinstance(alias, list):
+        # The schema shows one name of an ``AliasChoices``: parsing reads that one only.
+        field = {**field, "validation_alias": shown_name(name, alias)}
     return _rewrite(field, at)
 
 
@@ -112,14 +137,68 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
     """Accept ``3.0`` where an integer is expected, as JSON Schema's ``integer`` does.
 
     Strict parsing rejects every float; a float with a fractional part still fails.
+    The float is a rounding of what was written, so the JSON text decides: ``1e-400``
+    (``0.0``) and ``9007199254740993.0`` (``9007199254740992.0``) denote no integer.
     """
 
-    def integral_float_to_int(value: Any) -> Any:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
+    def integral_float_to_int(value: Any, info: cs.ValidationInfo) -> Any:
+        if not (isinstance(value, float) and value.is_integer()):
+            return value
+        context = info.context
+        if isinstance(context, dict) and ARGUMENTS_TEXT in context:
+            if _LOSSY not in context:
+                context[_LOSSY] = lossy_integral_floats(context[ARGUMENTS_TEXT])
+            if value in context[_LOSSY]:
+                raise PydanticCustomError(
+                    "int_lossy",
+                    "input should be an integer; the number sent is not exactly one "
+                    "(it only rounds to {rounded})",
+                    {"rounded": int(value)},
+                )
+        return int(value)
+
+    return _wrapped(cs.with_info_before_validator_function(integral_float_to_int, node), node)
+
+
+def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
+    """Refuse a string the JSON Schema's ``format`` (or pattern) does not allow.
+
+    pydantic reads more than the format says; a model following the schema never
+    sends the rest, and a model that does send it gets told the expected form. A
+    string that has the form is converted by a lax copy of the node, since strict
+    validation takes only instances once a function has seen the value.
+    """
+    if kind == "datetime" and node.get("tz_constraint") == "naive":
+        kind = "naive-datetime"
+    text_format = TEXT_FORMATS[kind]
+    lax = SchemaValidator(
+        cast(cs.CoreSchema, {**{k: v for k, v in node.items() if k != "ref"}, "strict": False})
+    )
+    takes_numbers = kind == "decimal"
+
+    def formatted(value: Any) -> Any:
+        if isinstance(value, str):
+            if text_format.pattern.fullmatch(value) is None:
+                raise PydanticCustomError(
+                    "format_mismatch",
+                    "input should be {format}, such as {example}",
+                    {"format": text_format.name, "example": text_format.example},
+                )
+            return lax.validate_python(value)
+        if takes_numbers and isinstance(value, int | float) and not isinstance(value, bool):
+            return lax.validate_python(value)
         return value
 
-    return _wrapped(cs.no_info_before_validator_function(integral_float_to_int, node), node)
+    return _wrapped(cs.no_info_before_validator_function(formatted, node), node)
+
+
+def _refuse_unhashable_items(node: dict[str, Any], where: _Where) -> None:
+    found = unhashable_items(node.get("items_schema"), where.definitions)
+    if found is not None:
+        raise PromptValidationError(
+            f"{where.describe()}: a set cannot hold {found}, since they are not hashable, "
+            "so no non-empty array would parse; use a list, or frozen items"
+        )
 
 
 def _wrapped(wrapper: Any, node: dict[str, Any]) -> dict[str, Any]:
@@ -204,9 +283,11 @@ def _repeats_refused(
     return _wrapped(cs.no_info_after_validator_function(distinct, cs.list_schema(**as_list)), node)
 
 
-def _class_names(schema: Any) -> dict[str, str]:
-    """Map each model's and dataclass's core schema ref to its class name."""
-    found: dict[str, str] = {}
+def _references(schema: Any) -> tuple[dict[str, str], dict[str, Any]]:
+    """Map each model's and dataclass's core schema ref to its class name, and every
+    ref to the schema it names."""
+    names: dict[str, str] = {}
+    definitions: dict[str, Any] = {}
     pending = [schema]
     while pending:
         node = pending.pop()
@@ -214,9 +295,11 @@ def _class_names(schema: Any) -> dict[str, str]:
             pending.extend(node)
         elif isinstance(node, dict):
             if node.get("type") in ("model", "dataclass") and "ref" in node:
-                found[node["ref"]] = node["cls"].__name__
-            pending.extend(value for key, value in node.items() if key != "cls")
-    return found
+                names[node["ref"]] = node["cls"].__name__
+            if isinstance(node.get("ref"), str):
+                definitions[node["ref"]] = node
+            pending.extend(value for key, value in node.items() if key not in ("cls", "metadata"))
+    return names, definitions
 
 
 def _union_choices(originals: list[Any], choices: list[Any], where: _Where) -> list[Any]:

@@ -18,13 +18,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from wink.contract._json_text import path_at, utf8_offset
 from wink.contract.walk import JsonSchema
 
 __all__ = [
+    "MAX_NESTING",
+    "MAX_NUMBER_DIGITS",
     "MAX_PROBLEMS_SHOWN",
     "FieldProblem",
+    "Problems",
     "describe_problems",
     "format_path",
+    "json_text_problem",
     "problems_from_validation_error",
 ]
 
@@ -54,18 +59,39 @@ class FieldProblem:
         return f"{self.path}: {self.reason}"
 
 
+class Problems(tuple[FieldProblem, ...]):
+    """The first problems of a payload, and how many it had in all (``total``).
+
+    Only the problems a message shows are described: describing each of the
+    thousands a hostile payload can hold would cost more than reading it.
+    """
+
+    total: int
+
+    def __new__(cls, problems: Sequence[FieldProblem], total: int) -> Problems:
+        shown = super().__new__(cls, problems)
+        shown.total = max(total, len(shown))
+        return shown
+
+
 def problems_from_validation_error(
-    error: ValidationError, schema: JsonSchema
-) -> tuple[FieldProblem, ...]:
+    error: ValidationError, schema: JsonSchema, text: str | bytes | None = None
+) -> Problems:
     """List the problems of a pydantic ``ValidationError`` in model-friendly words.
 
     Union alternatives that pydantic names in locations are taken out of the path
     and said in the reason (``as Circle, ...``), so the path stays a JSON path.
+    Only the first ``MAX_PROBLEMS_SHOWN`` are described; ``total`` counts them all.
+    ``text``, the JSON document that was parsed, locates problems of the text itself
+    (a lone surrogate, an over-long number, too deep nesting) in the field they are in.
     """
     problems: list[FieldProblem] = []
-    for detail in error.errors(include_url=False):
-        where = _locate(schema, detail["loc"])
+    for detail in error.errors(include_url=False)[:MAX_PROBLEMS_SHOWN]:
         kind = detail["type"]
+        if kind in ("json_invalid", "string_unicode") and not detail["loc"]:
+            problems.append(json_text_problem(detail["msg"], text))
+            continue
+        where = _locate(schema, detail["loc"])
         if kind in ("union_tag_invalid", "union_tag_not_found"):
             reason = _tag_reason(schema, where, detail)
         elif kind in ("extra_forbidden", "unexpected_keyword_argument"):
@@ -75,21 +101,76 @@ def problems_from_validation_error(
                 reason += f" (allowed: {', '.join(allowed) if allowed else 'none'})"
         elif kind == "missing":
             reason = "required field is missing"
-        elif kind == "json_invalid":
-            message = detail["msg"].removeprefix("Invalid JSON: ")
-            reason = f"arguments are not valid JSON ({message})"
+        elif kind == "int_lossy":
+            reason = detail["msg"]  # the rounded input would mislead
         else:
             reason = f"{_json_words(detail['msg'])} (got {short_repr(detail.get('input'))})"
         if where.options:
             reason = f"as {' then '.join(where.options)}, {reason}"
         problems.append(FieldProblem(format_path(where.path), reason))
-    return tuple(problems)
+    return Problems(problems, error.error_count())
 
 
-def describe_problems(problems: Sequence[FieldProblem]) -> str:
-    """Join problems into one message, one per line, at most ``MAX_PROBLEMS_SHOWN`` of them."""
+_POSITION = re.compile(r" at line (\d+) column (\d+)$")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+MAX_NUMBER_DIGITS = 4300
+"""The most digits a JSON number in a payload may have (Python's own limit for ints)."""
+MAX_NESTING = 200
+"""The deepest nesting of arrays and objects a payload may have."""
+
+
+def json_text_problem(message: str, text: str | bytes | None) -> FieldProblem:
+    """The problem of a document the JSON parser refused, located at its field."""
+    message = message.removeprefix("Invalid JSON: ")
+    position = _POSITION.search(message)
+    detail = message[: position.start()] if position else message
+    offset: int | None = None
+    if position is not None and text is not None:
+        offset = utf8_offset(text, int(position[1]), int(position[2]))
+    if "surrogate" in detail or "unable to parse raw data" in detail:
+        reason = (
+            "string holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair), "
+            "which is not Unicode text"
+        )
+        if isinstance(text, str) and offset is None:
+            found = _SURROGATE.search(text)
+            offset = found.start() if found else None
+    elif detail == "invalid unicode code point":
+        reason = "string is not valid UTF-8 text"
+    elif detail == "number out of range":
+        reason = (
+            f"number has more than {MAX_NUMBER_DIGITS} digits; the limit is {MAX_NUMBER_DIGITS}"
+        )
+    elif detail == "recursion limit exceeded":
+        reason = (
+            f"arrays and objects nest more than {MAX_NESTING} levels deep; "
+            f"the limit is {MAX_NESTING}"
+        )
+        if offset is not None and text is not None:
+            # The full path would be hundreds of steps long: name the outermost field.
+            return FieldProblem(format_path(path_at(_as_text(text), offset)[:1]), reason)
+        return FieldProblem("<root>", reason)
+    else:
+        return FieldProblem("<root>", f"arguments are not valid JSON ({message})")
+    if offset is None or text is None:
+        return FieldProblem("<root>", reason)
+    return FieldProblem(format_path(path_at(_as_text(text), offset)), reason)
+
+
+def _as_text(text: str | bytes) -> str:
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
+def describe_problems(problems: Sequence[FieldProblem], total: int | None = None) -> str:
+    """Join problems into one message, one per line, at most ``MAX_PROBLEMS_SHOWN`` of them.
+
+    ``total`` (by default ``problems.total`` for ``Problems``, else their number)
+    is how many there were, shown or not.
+    """
+    if total is None:
+        total = problems.total if isinstance(problems, Problems) else len(problems)
     lines = [str(problem) for problem in problems[:MAX_PROBLEMS_SHOWN]]
-    hidden = len(problems) - len(lines)
+    hidden = total - len(lines)
     if hidden > 0:
         lines.append(f"... and {hidden} more problem{'s' if hidden > 1 else ''}")
     return "\n".join(lines)

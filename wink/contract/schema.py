@@ -19,6 +19,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
 from wink.contract._docstrings import describe_from_docstrings
+from wink.contract._formats import DECIMAL_PATTERN, NAIVE_DATETIME_PATTERN
 from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
 
@@ -45,6 +46,23 @@ class _WinkJsonSchema(GenerateJsonSchema):
         if factory in EMPTY_CONTAINER_FACTORIES and not schema.get("default_factory_takes_data"):
             return factory()
         return super().get_default_value(schema)
+
+    def decimal_schema(self, schema: cs.DecimalSchema) -> JsonSchema:
+        json_schema = super().decimal_schema(schema)
+        if self.mode == "validation":
+            # Parsing reads a decimal string only in the form of a JSON number.
+            for branch in json_schema.get("anyOf", ()):
+                if branch.get("type") == "string":
+                    branch["pattern"] = DECIMAL_PATTERN
+        return json_schema
+
+    def datetime_schema(self, schema: cs.DatetimeSchema) -> JsonSchema:
+        json_schema = super().datetime_schema(schema)
+        if schema.get("tz_constraint") == "naive":
+            # RFC 3339's date-time always has an offset, which a naive datetime refuses.
+            json_schema.pop("format", None)
+            json_schema["pattern"] = NAIVE_DATETIME_PATTERN
+        return json_schema
 
     def dataclass_schema(self, schema: cs.DataclassSchema) -> JsonSchema:
         json_schema = super().dataclass_schema(schema)
@@ -121,14 +139,15 @@ def generate_json_schema(core: cs.CoreSchema, mode: JsonSchemaMode) -> JsonSchem
 
 
 def normalise_schema(schema: JsonSchema) -> JsonSchema:
-    """Drop generated titles and close every object that lists its properties."""
+    """Drop generated titles and close every object that lists its properties or key patterns."""
     return map_schema(schema, _normalise_node)
 
 
 def _normalise_node(node: JsonSchema) -> JsonSchema:
     node.pop("title", None)
-    if "properties" in node:
-        # Parsing forbids unknown keys everywhere, even for ``extra="allow"`` models.
+    if "properties" in node or "patternProperties" in node:
+        # Parsing forbids unknown keys everywhere, even for ``extra="allow"`` models,
+        # and a mapping with patterned keys refuses keys that match no pattern.
         node["additionalProperties"] = False
     return node
 

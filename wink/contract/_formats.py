@@ -1,0 +1,55 @@
+"""The exact text a JSON string must have to parse as a date, time, duration or decimal.
+
+pydantic reads more than the JSON Schema formats allow (a naive ``2024-05-01T10:20:30``
+for ``format: date-time``, ``1 day, 01:00:00`` for ``format: duration``, ``" 1_0 "``
+for a decimal); parsing checks these patterns first, so what it accepts is what the
+schema says. The patterns follow RFC 3339 (its Appendix A for durations).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DECIMAL_PATTERN", "NAIVE_DATETIME_PATTERN", "TEXT_FORMATS", "TextFormat"]
+
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_TIME = r"\d{2}:\d{2}:\d{2}(?:\.\d+)?"
+_OFFSET = r"(?:[Zz]|[+-]\d{2}:\d{2})"
+_DURATION = (
+    r"P(?:\d+W|(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?)"
+)
+
+DECIMAL_PATTERN = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$"
+"""A decimal written as a string: the digits of a JSON number."""
+NAIVE_DATETIME_PATTERN = rf"^{_DATE}[Tt]{_TIME}$"
+"""A date and time without a UTC offset (``NaiveDatetime``)."""
+
+
+class TextFormat:
+    """One format: its pattern, and what to tell a model that missed it."""
+
+    __slots__ = ("example", "name", "pattern")
+
+    def __init__(self, name: str, pattern: str, example: str) -> None:
+        self.name = name
+        self.pattern = re.compile(pattern)
+        self.example = example
+
+
+TEXT_FORMATS = {
+    "datetime": TextFormat(
+        "an RFC 3339 date-time with a UTC offset",
+        rf"^{_DATE}[Tt]{_TIME}{_OFFSET}$",
+        "2024-05-01T10:20:30Z",
+    ),
+    "naive-datetime": TextFormat(
+        "a date-time without a UTC offset", NAIVE_DATETIME_PATTERN, "2024-05-01T10:20:30"
+    ),
+    "date": TextFormat("an RFC 3339 full-date", rf"^{_DATE}$", "2024-05-01"),
+    "time": TextFormat(
+        "an RFC 3339 time with a UTC offset", rf"^{_TIME}{_OFFSET}$", "10:20:30+02:00"
+    ),
+    "timedelta": TextFormat("an ISO 8601 duration", rf"^{_DURATION}$", "P1DT2H"),
+    "decimal": TextFormat("a decimal number", DECIMAL_PATTERN, "12.50"),
+}
+"""Core schema kind (``datetime`` split by its time-zone constraint) to its format."""

@@ -1,0 +1,127 @@
+"""What a JSON document's text says where the parsed value cannot tell.
+
+The parser keeps the last of two equal keys, rounds numbers to floats and reports
+a broken document by line and column; the contract needs the repeated key, the
+exact number and the field that a position falls in. Each reading here scans the
+text with one regular expression that consumes strings whole, so a quote, colon
+or bracket inside a string is never taken for structure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+__all__ = ["lossy_integral_floats", "path_at", "repeated_key", "utf8_offset"]
+
+Path = list[int | str]
+
+# A whole string (group 1: its body; group 2: the colon that makes it a key) or one
+# structural character; anything else (numbers, literals, spaces) is skipped.
+_TOKENS = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|([\[\]{},])|"', re.S)
+_KEYS = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?', re.S)
+_KEYS_BYTES = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?', re.S)
+# A string, skipped whole, or a number written with a fraction or an exponent.
+_FRACTIONAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)', re.S)
+
+
+def repeated_key(text: str | bytes) -> tuple[Path, str] | None:
+    """The path of the first object that repeats a key, and the key; ``None`` if none does.
+
+    A quick pass compares every key of the document at once: when all differ (the
+    usual case) no object can repeat one. Only otherwise is the document read again,
+    object by object, to tell a repeated key from one shared by two objects.
+    """
+    pattern: Any = _KEYS_BYTES if isinstance(text, bytes) else _KEYS
+    keys = [found[1] for found in pattern.finditer(text) if found[2]]
+    escapes = "\\" if isinstance(text, str) else b"\\"
+    if len(set(keys)) == len(keys) and not any(escapes in key for key in keys):
+        return None
+    return _first_repeat(json.loads(text, object_pairs_hook=_Pairs), [])
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object's members in order, repeats kept (``json.loads``' ``object_pairs_hook``)."""
+
+
+def _first_repeat(value: Any, path: Path) -> tuple[Path, str] | None:
+    if isinstance(value, _Pairs):
+        seen: set[str] = set()
+        for key, _ in value:
+            if key in seen:
+                return path, key
+            seen.add(key)
+        children: list[tuple[int | str, Any]] = [(key, member) for key, member in value]
+    elif isinstance(value, list):
+        children = list(enumerate(value))
+    else:
+        return None
+    for step, child in children:
+        found = _first_repeat(child, [*path, step])
+        if found is not None:
+            return found
+    return None
+
+
+def path_at(text: str, offset: int) -> Path:
+    """The path of the value (or key) that character ``offset`` of ``text`` falls in."""
+    frames: list[list[Any]] = []  # [key or index, whether a key is expected next]
+    for found in _TOKENS.finditer(text, 0, offset):
+        if found.end() > offset:
+            break
+        body, colon, mark = found.groups()
+        if body is not None:
+            if colon and frames and isinstance(frames[-1][0], str | type(None)):
+                frames[-1][0] = _decoded(body)
+        elif mark is None:  # an unterminated string: the offset lies inside it
+            break
+        elif mark in "{[":
+            frames.append([None if mark == "{" else 0])
+        elif mark in "}]":
+            if frames:
+                frames.pop()
+        elif mark == "," and frames and isinstance(frames[-1][0], int):
+            frames[-1][0] += 1
+    return [frame[0] for frame in frames if frame[0] is not None]
+
+
+def _decoded(body: str) -> str:
+    try:
+        decoded: str = json.loads(f'"{body}"')
+    except ValueError:
+        return body
+    return decoded
+
+
+def utf8_offset(text: str | bytes, line: int, column: int) -> int:
+    """The character offset in ``text`` of the parser's 1-based line and byte column."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    start = 0
+    for _ in range(line - 1):
+        start = data.index(b"\n", start) + 1
+    return len(data[: start + column - 1].decode("utf-8", "replace"))
+
+
+def lossy_integral_floats(text: str | bytes) -> frozenset[float]:
+    """Whole-number floats that the text wrote as numbers that are not whole.
+
+    ``1e-400`` parses as ``0.0`` and ``9007199254740993.0`` as ``9007199254740992.0``:
+    the float is integral although the number written is not that integer.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    lossy = set()
+    for found in _FRACTIONAL.finditer(text):
+        written = found[1]
+        if written is None or not any(mark in written for mark in ".eE"):
+            continue
+        number = float(written)
+        try:
+            exact = Decimal(written)
+        except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
+            continue
+        if number.is_integer() and exact != Decimal(int(number)):
+            lossy.add(number)
+    return frozenset(lossy)
