@@ -30,6 +30,7 @@ of several schemas, and (where the dialect says so) recursive types.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -41,7 +42,13 @@ from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
 from wink.providers._inline import object_root
 
-__all__ = ["StrictRules", "StrictSchema", "accepts_null", "make_strict"]
+__all__ = [
+    "StrictRules",
+    "StrictSchema",
+    "accepts_null",
+    "make_strict",
+    "pattern_problem",
+]
 
 # Keywords every strict dialect keeps: the structure itself.
 _STRUCTURE = frozenset(
@@ -342,15 +349,76 @@ def _unsupported(
             continue
         if key == "format" and value in rules.formats:
             continue
+        unportable = pattern_problem(value) if key == "pattern" else None
         if key == "minItems" and rules.min_items is not None and value not in rules.min_items:
             pass
-        elif key in rules.kept:
+        elif key in rules.kept and unportable is None:
             continue
         if key == "default":
             continue  # dropped by the caller, never described
         moved[key] = node.pop(key)
         if key == "prefixItems":
             widen_tuple(node, value)
-        if key not in _ANNOTATIONS:
+        if unportable is not None and key in rules.kept:
+            losses.append(
+                f"{field_path(pointer)}: pattern uses {unportable}, which {rules.dialect} "
+                "does not support; moved into the description"
+            )
+        elif key not in _ANNOTATIONS:
             losses.append(f"{field_path(pointer)}: {key} moved into the description")
     return moved
+
+
+# One token of a regular expression: an escape, a character class, or one character.
+_REGEX_TOKEN = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|.", re.S)
+_QUANTIFIER_ENDS = frozenset({"*", "+", "?", "}"})
+
+
+def pattern_problem(pattern: object) -> str | None:
+    """What in a regular expression a grammar-constrained dialect cannot compile, if anything.
+
+    Strict modes compile patterns to automata: look-around, backreferences,
+    possessive quantifiers, atomic groups and conditionals have no automaton; inline
+    flags, ``(?P<name>...)`` and ``\\A``/``\\Z`` are Python's, not JSON Schema's
+    (ECMA-262) syntax.
+    """
+    if not isinstance(pattern, str):
+        return "a value that is not a string"
+    tokens = _REGEX_TOKEN.findall(pattern)
+    for index, token in enumerate(tokens):
+        following = "".join(tokens[index + 1 : index + 4])
+        if token == "(" and following.startswith("?"):
+            problem = _group_problem(following[1:])
+            if problem is not None:
+                return problem
+        elif token[:1] == "\\" and len(token) == 2:
+            if token[1] in "123456789" or token[1] == "k":
+                return "a backreference"
+            if token[1] in "AZzG":
+                return f"the anchor {token} (not JSON Schema syntax)"
+        elif (
+            token == "+"
+            and index > 0
+            and tokens[index - 1] in _QUANTIFIER_ENDS
+            and not (tokens[index - 1] == "?" and index > 1 and tokens[index - 2] == "(")
+        ):
+            return "a possessive quantifier"
+    return None
+
+
+def _group_problem(after: str) -> str | None:
+    if after.startswith(("=", "!", "<=", "<!")):
+        return "look-around"
+    if after.startswith("P="):
+        return "a backreference"
+    if after.startswith("P<"):
+        return "a Python named group (write (?<name>...))"
+    if after.startswith(">"):
+        return "an atomic group"
+    if after.startswith("("):
+        return "a conditional"
+    if after.startswith("#"):
+        return "a comment group"
+    if after[:1].isalpha() or after[:1] == "-":
+        return "inline flags"
+    return None

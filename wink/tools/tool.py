@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from wink.contract import (
+    DEFAULT_MAX_BYTES,
     Contract,
     ContractViolation,
     compile_contract,
@@ -69,6 +70,8 @@ class Tool(Generic[ParamsT, ResultT]):
     """Whether prompt overrides may change the descriptions."""
     examples: tuple[ToolExample[ParamsT, ResultT], ...] = ()
     """Worked calls, validated against both contracts."""
+    max_argument_bytes: int = DEFAULT_MAX_BYTES
+    """Arguments longer than this many bytes of JSON are refused before they are parsed."""
     params_type: Any = field(init=False, repr=False)
     """The params type given as the first type argument."""
     result_type: Any = field(init=False, repr=False)
@@ -122,6 +125,13 @@ class Tool(Generic[ParamsT, ResultT]):
         _check_params_are_object(self.name, params_contract)
         if self.handler is not None:
             check_handler_annotations(self.name, self.handler, params_type, result_type)
+        limit = self.max_argument_bytes
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise PromptValidationError(
+                f"tool {self.name!r}: max_argument_bytes must be a positive integer, got {limit!r}"
+            )
+        if limit != params_contract.max_bytes:
+            params_contract = params_contract.with_max_bytes(limit)
         object.__setattr__(self, "params_type", params_type)
         object.__setattr__(self, "result_type", result_type)
         object.__setattr__(self, "params_contract", params_contract)
