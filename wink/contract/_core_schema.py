@@ -178,16 +178,15 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
 
     def formatted(value: Any) -> Any:
         if isinstance(value, str):
-            if text_format.pattern.fullmatch(value) is None:
-                raise PydanticCustomError(
-                    "format_mismatch",
-                    "input should be {format}, such as {example}",
-                    {"format": text_format.name, "example": text_format.example},
-                )
+            if text_format.pattern.fullmatch(value) is not None:
+                return lax.validate_python(value)
+        elif takes_numbers and isinstance(value, int | float) and not isinstance(value, bool):
             return lax.validate_python(value)
-        if takes_numbers and isinstance(value, int | float) and not isinstance(value, bool):
-            return lax.validate_python(value)
-        return value
+        raise PydanticCustomError(
+            "format_mismatch",
+            "input should be {format}, such as {example}",
+            {"format": text_format.name, "example": text_format.example},
+        )
 
     return _wrapped(cs.no_info_before_validator_function(formatted, node), node)
 

@@ -91,8 +91,13 @@ def problems_from_validation_error(
         if kind in ("json_invalid", "string_unicode") and not detail["loc"]:
             problems.append(json_text_problem(detail["msg"], text))
             continue
-        where = _locate(schema, detail["loc"])
-        if kind in ("union_tag_invalid", "union_tag_not_found"):
+        location = detail["loc"]
+        about_key = bool(location) and location[-1] == "[key]"
+        where = _locate(schema, location[:-1] if about_key else location)
+        if about_key:
+            message = _json_words(detail["msg"]).replace("string should", "should", 1)
+            reason = f"key {message} (got {short_repr(detail.get('input'))})"
+        elif kind in ("union_tag_invalid", "union_tag_not_found"):
             reason = _tag_reason(schema, where, detail)
         elif kind in ("extra_forbidden", "unexpected_keyword_argument"):
             allowed = _property_names(schema, where.container)
@@ -127,7 +132,11 @@ def json_text_problem(message: str, text: str | bytes | None) -> FieldProblem:
     offset: int | None = None
     if position is not None and text is not None:
         offset = utf8_offset(text, int(position[1]), int(position[2]))
-    if "surrogate" in detail or "unable to parse raw data" in detail:
+    if (
+        "surrogate" in detail
+        or "unable to parse raw data" in detail
+        or (detail == "unexpected end of hex escape" and _after_high_surrogate(text, offset))
+    ):
         reason = (
             "string holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair), "
             "which is not Unicode text"
@@ -155,6 +164,18 @@ def json_text_problem(message: str, text: str | bytes | None) -> FieldProblem:
     if offset is None or text is None:
         return FieldProblem("<root>", reason)
     return FieldProblem(format_path(path_at(_as_text(text), offset)), reason)
+
+
+_HIGH_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+
+def _after_high_surrogate(text: str | bytes | None, offset: int | None) -> bool:
+    """Whether the escape ending near ``offset`` is a high surrogate left without its pair."""
+    if text is None or offset is None:
+        return False
+    return (
+        _HIGH_SURROGATE_ESCAPE.search(_as_text(text)[max(0, offset - 12) : offset + 1]) is not None
+    )
 
 
 def _as_text(text: str | bytes) -> str:
