@@ -1,7 +1,8 @@
 """What contracts, tool schemas and prompt rendering cost, cold and cached.
 
 Floors measured in the same run: pydantic's own ``TypeAdapter`` plus JSON Schema for
-compiling, and joining the already rendered blocks for rendering.
+compiling, pydantic's strict ``validate_json`` of the same type for parsing, and
+joining the already rendered blocks for rendering.
 """
 
 from __future__ import annotations
@@ -58,6 +59,31 @@ def bench_compile() -> None:
     print(f"compile_contract, cache hit:       {cached_us:9.3f} us")
 
 
+TYPICAL_CALL = '{"query": "wink contracts", "limit": 5, "tags": ["a", "b"]}'
+REPEATED_KEYS_CALL = '{"query": "a", "filter": {"field": "query", "value": 1}, "tags": ["query"]}'
+
+
+def bench_parse() -> None:
+    """Parsing a typical call's arguments, against pydantic's strict ``validate_json``."""
+    params_type = fresh_params_type(20_000)
+    contract = compile_contract(params_type)
+    floor = TypeAdapter(params_type)
+    assert contract.parse(TYPICAL_CALL) == floor.validate_json(TYPICAL_CALL, strict=True)
+    wink_us = per_call_us(lambda: contract.parse(TYPICAL_CALL), number=20000)
+    floor_us = per_call_us(lambda: floor.validate_json(TYPICAL_CALL, strict=True), number=20000)
+    # Keys shared by several objects make the repeated-key check read the text twice.
+    shared_us = per_call_us(lambda: contract.parse(REPEATED_KEYS_CALL), number=20000)
+    shared_floor_us = per_call_us(
+        lambda: floor.validate_json(REPEATED_KEYS_CALL, strict=True), number=20000
+    )
+    print(f"parse a typical call:              {wink_us:9.2f} us")
+    print(f"  floor validate_json(strict):     {floor_us:9.2f} us")
+    print(f"  ratio:                           {wink_us / floor_us:9.2f} x")
+    print(f"parse, a key shared by objects:    {shared_us:9.2f} us")
+    print(f"  floor validate_json(strict):     {shared_floor_us:9.2f} us")
+    print(f"  ratio:                           {shared_us / shared_floor_us:9.2f} x")
+
+
 def bench_tool_schemas() -> list[Tool[Any, Any]]:
     """Schemas of distinct tools: built cold, then read warm."""
     types = [fresh_params_type(10_000 + index) for index in range(TOOLS)]
@@ -107,6 +133,7 @@ def bench_render(tools: list[Tool[Any, Any]]) -> None:
 def main() -> None:
     """Print the figures."""
     bench_compile()
+    bench_parse()
     tools = bench_tool_schemas()
     bench_render(tools)
 

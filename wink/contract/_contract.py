@@ -15,7 +15,7 @@ from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
 
 from wink.contract._core_schema import ARGUMENTS_TEXT, forbid_extra_everywhere
 from wink.contract._field_search import field_mentioning, field_not_json
-from wink.contract._json_text import repeated_key
+from wink.contract._json_text import KeyNames, repeated_key
 from wink.contract.conformance import check_schema
 from wink.contract.frozen import freeze
 from wink.contract.messages import (
@@ -73,6 +73,8 @@ class Contract(Generic[T]):
     _adapter: TypeAdapter[T] | None = field(repr=False)
     max_bytes: int = DEFAULT_MAX_BYTES
     """The largest JSON document ``parse`` reads; larger ones are refused unread."""
+    _key_names: KeyNames | None = field(default=None, repr=False)
+    """The property names of a closed schema, for a quick repeated-key check."""
 
     @property
     def name(self) -> str:
@@ -98,7 +100,7 @@ class Contract(Generic[T]):
             problems = problems_from_validation_error(error, self.input_schema, text)
             raise ContractViolation(f"invalid {self.name}", problems) from None
         if text is arguments:  # a decoded mapping cannot repeat a key
-            repeated = repeated_key(text)
+            repeated = repeated_key(text, self._key_names)
             if repeated is not None:
                 path, key = repeated
                 reason = (
@@ -239,7 +241,14 @@ def _compile(tp: Any) -> Contract[Any]:
         where = field_mentioning(tp, missing) or name
         raise PromptValidationError(f"{where}: unresolved forward reference {missing!r}") from None
     # Every tool with this type shares these schemas: read-only, so none can change another's.
-    return Contract(tp, freeze(input_schema), freeze(output_schema), validator, adapter)
+    return Contract(
+        tp,
+        freeze(input_schema),
+        freeze(output_schema),
+        validator,
+        adapter,
+        _key_names=KeyNames.of(input_schema),
+    )
 
 
 def type_name(tp: Any) -> str:

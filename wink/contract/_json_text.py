@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["lossy_integral_floats", "path_at", "repeated_key", "utf8_offset"]
+from wink.contract.walk import iter_schema_nodes
+
+__all__ = ["KeyNames", "lossy_integral_floats", "path_at", "repeated_key", "utf8_offset"]
 
 Path = list[int | str]
 
@@ -27,19 +30,100 @@ _KEYS_BYTES = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?', re.S)
 _FRACTIONAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)', re.S)
 
 
-def repeated_key(text: str | bytes) -> tuple[Path, str] | None:
+def repeated_key(text: str | bytes, names: KeyNames | None = None) -> tuple[Path, str] | None:
     """The path of the first object that repeats a key, and the key; ``None`` if none does.
 
-    A quick pass compares every key of the document at once: when all differ (the
-    usual case) no object can repeat one. Only otherwise is the document read again,
-    object by object, to tell a repeated key from one shared by two objects.
+    A quick pass first: with the ``names`` a closed schema allows (``key_names``),
+    a key can repeat only if its quoted name occurs twice in the text; without them,
+    every key of the document is compared at once. When all differ (the usual case)
+    no object can repeat one. Only otherwise is the document read again, object by
+    object, to tell a repeated key from one shared by two objects.
     """
-    pattern: Any = _KEYS_BYTES if isinstance(text, bytes) else _KEYS
-    keys = [found[1] for found in pattern.finditer(text) if found[2]]
-    escapes = "\\" if isinstance(text, str) else b"\\"
-    if len(set(keys)) == len(keys) and not any(escapes in key for key in keys):
+    if names is not None:
+        unique = names.unique_in(text)
+    elif isinstance(text, str):
+        unique = _unique_keys(text, _KEYS, "\\")
+    else:
+        unique = _unique_keys(text, _KEYS_BYTES, b"\\")
+    if unique:
         return None
-    return _first_repeat(json.loads(text, object_pairs_hook=_Pairs), [])
+    try:
+        json.loads(text, object_pairs_hook=_refuse_repeats)
+    except _Repeated:
+        # Read once more, keeping every object, to say where the repeat is.
+        return _first_repeat(json.loads(text, object_pairs_hook=_Pairs), [])
+    return None
+
+
+class _Repeated(Exception):
+    """An object repeats a key."""
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> None:
+    if len(pairs) > 1 and len({key for key, _ in pairs}) < len(pairs):
+        raise _Repeated
+
+
+AnyStr = TypeVar("AnyStr", str, bytes)
+
+
+def _unique_keys(text: AnyStr, keys_pattern: re.Pattern[AnyStr], backslash: AnyStr) -> bool:
+    """Whether no key of ``text`` is written twice (nor with an escape)."""
+    keys = [found[1] for found in keys_pattern.finditer(text) if found[2]]
+    return len(set(keys)) == len(keys) and not any(backslash in key for key in keys)
+
+
+class KeyNames:
+    """The property names a closed schema allows, as they are written in JSON text."""
+
+    __slots__ = ("data", "keys_data", "keys_text", "text")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.text = tuple(json.dumps(name, ensure_ascii=False) for name in sorted(set(names)))
+        self.data = tuple(name.encode("utf-8", "surrogatepass") for name in self.text)
+        self.keys_text = tuple(f"{name}:" for name in self.text)
+        self.keys_data = tuple(name + b":" for name in self.data)
+
+    def unique_in(self, text: str | bytes) -> bool:
+        """Whether no name is written twice as a key in ``text`` (so no object repeats one).
+
+        A name counts as a key where a colon follows its closing quote; when a quote
+        is followed by space anywhere (``"name" : 1``), every occurrence counts. Escapes
+        (``\\u0061``, ``\\/``) are other ways to write a name: with any of them in the
+        text, the answer is no, and the caller reads the document.
+        """
+        if isinstance(text, str):
+            if "\\u" in text or "\\/" in text:
+                return False
+            spaced = '" ' in text or '"\n' in text or '"\t' in text or '"\r' in text
+            names = self.text if spaced else self.keys_text
+            return not names or max(map(text.count, names)) < 2
+        if b"\\u" in text or b"\\/" in text:
+            return False
+        spaced = b'" ' in text or b'"\n' in text or b'"\t' in text or b'"\r' in text
+        data = self.data if spaced else self.keys_data
+        return not data or max(map(text.count, data)) < 2
+
+    @classmethod
+    def of(cls, schema: dict[str, Any]) -> KeyNames | None:
+        """The names of ``schema``'s properties, or ``None`` when some object takes any key."""
+        names: list[str] = []
+        for _, node in iter_schema_nodes(schema):
+            if not _TYPED & node.keys() and node.get("not") is None:
+                return None  # any JSON value, objects with any keys among them
+            extra = node.get("additionalProperties")
+            if extra is True or isinstance(extra, dict) or "patternProperties" in node:
+                return None
+            kinds = node.get("type")
+            takes_objects = kinds == "object" or (isinstance(kinds, list) and "object" in kinds)
+            if takes_objects and extra is not False:
+                return None
+            names.extend(node.get("properties", {}))
+        return cls(names)
+
+
+# A node with none of these keywords accepts any JSON value.
+_TYPED = frozenset({"type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"})
 
 
 class _Pairs(list[tuple[str, Any]]):
