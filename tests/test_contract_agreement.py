@@ -7,12 +7,15 @@ import collections
 import collections.abc as abc
 import dataclasses
 import datetime
+import ipaddress
 import json
+import uuid
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import pytest
 from inline_snapshot import snapshot
+from jsonschema import Draft202012Validator
 from pydantic import (
     AliasChoices,
     AwareDatetime,
@@ -899,3 +902,53 @@ def test_rejecting_a_payload_full_of_errors_describes_only_the_problems_shown(
     assert raised.value.total == 200_000
     assert len(raised.value.problems) == 20
     assert str(raised.value).splitlines()[-1] == "... and 199980 more problems"
+
+
+# Identifiers and addresses ---------------------------------------------------------------
+
+
+class Identified(BaseModel):
+    ident: uuid.UUID
+    host: ipaddress.IPv6Address
+
+
+@pytest.mark.parametrize(
+    ("field", "sent", "problem"),
+    [
+        (
+            "ident",
+            "12345678123456781234567812345678",
+            "ident: input should be a UUID in its hyphenated form, such as "
+            '123e4567-e89b-12d3-a456-426614174000 (got "12345678123456781234567812345678")',
+        ),
+        (
+            "ident",
+            "urn:uuid:12345678-1234-5678-1234-567812345678",
+            "ident: input should be a UUID in its hyphenated form, such as "
+            '123e4567-e89b-12d3-a456-426614174000 (got "urn:uuid:12345678-1234-5678-1234-'
+            '567812345678")',
+        ),
+        (
+            "host",
+            "fe80::1%eth0",
+            "host: input should be an IPv6 address without a zone index, such as 2001:db8::1 "
+            '(got "fe80::1%eth0")',
+        ),
+    ],
+)
+def test_identifiers_outside_their_format_are_refused_as_the_schema_does(
+    field: str, sent: str, problem: str
+) -> None:
+    payload = {"ident": "12345678-1234-5678-1234-567812345678", "host": "::1", field: sent}
+    schema = compile_contract(Identified).input_schema
+    checker = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    assert not checker.is_valid(payload)
+    assert problems(Identified, json.dumps(payload)) == [problem]
+
+
+def test_identifiers_in_their_format_parse() -> None:
+    value = compile_contract(Identified).parse(
+        '{"ident": "12345678-1234-5678-1234-567812345678", "host": "::ffff:1.2.3.4"}'
+    )
+    assert value.ident == uuid.UUID("12345678-1234-5678-1234-567812345678")
+    assert value.host == ipaddress.IPv6Address("::ffff:1.2.3.4")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from ipaddress import IPv6Address
 from typing import Any, cast
 
 from pydantic_core import PydanticCustomError, SchemaValidator
@@ -32,7 +33,7 @@ __all__ = ["ARGUMENTS_TEXT", "forbid_extra_everywhere"]
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
 _LOSSY = "wink.lossy-integral-floats"
-_TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal"})
+_TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "uuid"})
 
 # Key types a JSON object can carry: strings and string-like enumerations.
 _STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref", "definitions"})
@@ -108,6 +109,8 @@ def _rewrite(node: Any, where: _Where) -> Any:
         return _integral_floats_allowed(rewritten)
     if kind in _TEXT_FORMATS:
         return _text_format_checked(rewritten, kind)
+    if kind == "function-after" and node.get("function", {}).get("function") is IPv6Address:
+        return _text_format_checked(rewritten, "ipv6")
     if kind == "literal":
         return _json_kinds_kept_apart(rewritten, rewritten["expected"])
     if kind == "enum":
@@ -171,9 +174,12 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
     if kind == "datetime" and node.get("tz_constraint") == "naive":
         kind = "naive-datetime"
     text_format = TEXT_FORMATS[kind]
-    lax = SchemaValidator(
-        cast(cs.CoreSchema, {**{k: v for k, v in node.items() if k != "ref"}, "strict": False})
-    )
+    if kind == "ipv6":  # the node itself reads a string: keep it one
+        lax = SchemaValidator(cs.str_schema())
+    else:
+        lax = SchemaValidator(
+            cast(cs.CoreSchema, {**{k: v for k, v in node.items() if k != "ref"}, "strict": False})
+        )
     takes_numbers = kind == "decimal"
 
     def formatted(value: Any) -> Any:

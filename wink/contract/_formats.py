@@ -1,9 +1,11 @@
-"""The exact text a JSON string must have to parse as a date, time, duration or decimal.
+"""The exact text a JSON string must have to parse as a date, time, duration, decimal,
+UUID or IPv6 address.
 
 pydantic reads more than the JSON Schema formats allow (a naive ``2024-05-01T10:20:30``
 for ``format: date-time``, ``1 day, 01:00:00`` for ``format: duration``, ``" 1_0 "``
-for a decimal); parsing checks these patterns first, so what it accepts is what the
-schema says. The patterns follow RFC 3339 (its Appendix A for durations).
+for a decimal, a UUID without hyphens, an IPv6 address with a ``%zone``); parsing checks these patterns first, so what it accepts is what the
+schema says. The patterns follow RFC 3339 (its Appendix A for durations) and RFC 4122; the
+IPv6 one only keeps out what ``format: ipv6`` never allows, and ``ipaddress`` checks the rest.
 """
 
 from __future__ import annotations
@@ -51,5 +53,11 @@ TEXT_FORMATS = {
     ),
     "timedelta": TextFormat("an ISO 8601 duration", rf"^{_DURATION}$", "P1DT2H"),
     "decimal": TextFormat("a decimal number", DECIMAL_PATTERN, "12.50"),
+    "uuid": TextFormat(
+        "a UUID in its hyphenated form",
+        r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        "123e4567-e89b-12d3-a456-426614174000",
+    ),
+    "ipv6": TextFormat("an IPv6 address without a zone index", r"^[0-9A-Fa-f:.]+$", "2001:db8::1"),
 }
 """Core schema kind (``datetime`` split by its time-zone constraint) to its format."""
