@@ -3,9 +3,10 @@ UUID or IPv6 address.
 
 pydantic reads more than the JSON Schema formats allow (a naive ``2024-05-01T10:20:30``
 for ``format: date-time``, ``1 day, 01:00:00`` for ``format: duration``, ``" 1_0 "``
-for a decimal, a UUID without hyphens, an IPv6 address with a ``%zone``); parsing checks these patterns first, so what it accepts is what the
-schema says. The patterns follow RFC 3339 (its Appendix A for durations) and RFC 4122; the
-IPv6 one only keeps out what ``format: ipv6`` never allows, and ``ipaddress`` checks the rest.
+for a decimal, a UUID without hyphens, an IPv6 address with a ``%zone``); parsing
+checks these patterns first, so what it accepts is what the schema says. The
+patterns follow RFC 3339 (its Appendix A for durations) and RFC 4122; the IPv6 one
+only keeps out what ``format: ipv6`` never allows, and ``ipaddress`` checks the rest.
 """
 
 from __future__ import annotations
