@@ -7,13 +7,24 @@ strict modes cannot express (they must raise, naming the field), and
 
 from __future__ import annotations
 
+import collections.abc as abc
 import datetime
+import ipaddress
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AnyUrl, BaseModel, Field
+from pydantic import (
+    AliasChoices,
+    AnyUrl,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    NaiveDatetime,
+    Tag,
+)
 
 from wink import Tool
 
@@ -125,6 +136,83 @@ class Listing(BaseModel):
     names: list[str]
 
 
+class AbstractCollections(BaseModel):
+    names: abc.Sequence[str]
+    more: abc.MutableSequence[int] = []
+    ids: abc.Set[int] = frozenset()
+
+
+class AbstractMapping(BaseModel):
+    counts: abc.Mapping[str, int]
+
+
+class LookAroundPattern(BaseModel):
+    model_config = ConfigDict(regex_engine="python-re")
+
+    amount: Annotated[str, Field(pattern=r"^\d+(?!USD)$")]
+    code: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+
+
+class PatternedKeys(BaseModel):
+    labels: dict[Annotated[str, Field(pattern=r"^x-")], str]
+
+
+class AliasChoice(BaseModel):
+    city: str = Field(validation_alias=AliasChoices("town", "city_name"))
+
+
+class FrozenPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    x: int
+    y: int
+
+
+class FrozenSetOfModels(BaseModel):
+    points: frozenset[FrozenPoint]
+
+
+class Hen(BaseModel):
+    kind: Literal["hen"]
+    eggs: int
+
+
+class Cow(BaseModel):
+    kind: Literal["cow"]
+    milk: float
+
+
+def _animal_tag(value: Any) -> Any:
+    return value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+
+
+class CallableDiscriminator(BaseModel):
+    animal: Annotated[
+        Annotated[Hen, Tag("hen")] | Annotated[Cow, Tag("cow")], Discriminator(_animal_tag)
+    ]
+
+
+class Moments(BaseModel):
+    at: datetime.datetime
+    day: datetime.date
+    clock: datetime.time
+    span: datetime.timedelta
+    naive: NaiveDatetime
+
+
+class Identifiers(BaseModel):
+    ident: uuid.UUID
+    v4: ipaddress.IPv4Address
+    v6: ipaddress.IPv6Address
+
+
+class Numbers(BaseModel):
+    count: int
+    big: Annotated[int, Field(ge=-(2**63), le=2**63)]
+    ratio: Annotated[float, Field(multiple_of=0.5)]
+    price: Decimal = Decimal("0")
+
+
 def _tool(name: str, params: Any, result: Any = None) -> Tool[Any, Any]:
     return Tool[params, result](name=name, description=f"Corpus shape: {name}.")
 
@@ -148,10 +236,25 @@ CORPUS: dict[str, Tool[Any, Any]] = {
     "no_params": _tool("no_params", None, bool),
     "title_property": _tool("title_property", TitleProperty, TitleProperty),
     "dataclass_params": _tool("dataclass_params", DataclassParams, Listing),
+    "abstract_collections": _tool("abstract_collections", AbstractCollections),
+    "abstract_mapping": _tool("abstract_mapping", AbstractMapping),
+    "look_around_pattern": _tool("look_around_pattern", LookAroundPattern),
+    "patterned_keys": _tool("patterned_keys", PatternedKeys),
+    "alias_choices": _tool("alias_choices", AliasChoice),
+    "frozenset_of_models": _tool("frozenset_of_models", FrozenSetOfModels),
+    "callable_discriminator": _tool("callable_discriminator", CallableDiscriminator),
+    "moments": _tool("moments", Moments, Moments),
+    "identifiers": _tool("identifiers", Identifiers, Identifiers),
+    "numbers": _tool("numbers", Numbers, Numbers),
 }
 
-STRICT_IMPOSSIBLE = frozenset({"free_form_dict", "bare_list"})
-"""Tools whose params strict modes cannot express."""
+STRICT_IMPOSSIBLE = {
+    "free_form_dict": "counts",
+    "bare_list": "items",
+    "abstract_mapping": "counts",
+    "patterned_keys": "labels",
+}
+"""Tools whose params strict modes cannot express, and the field each error names."""
 
 RECURSIVE = frozenset({"recursive_model"})
 """Tools whose params schema refers to itself."""

@@ -310,7 +310,7 @@ def test_openai_chat_request_carries_every_corpus_spec_unchanged(strict: Any) ->
 
 def test_openai_chat_request_carries_strict_corpus_specs_unchanged() -> None:
     endpoint = Endpoint(chat_text("ok"))
-    specs = openai.tool_specs(corpus_tools(STRICT_IMPOSSIBLE), strict=True)
+    specs = openai.tool_specs(corpus_tools(frozenset(STRICT_IMPOSSIBLE)), strict=True)
     openai_client(endpoint).chat.completions.create(
         model="gpt-test", messages=[{"role": "user", "content": "hi"}], tools=specs
     )
@@ -530,7 +530,7 @@ def test_anthropic_request_carries_every_corpus_spec_unchanged() -> None:
     assert endpoint.bodies[0]["tools"] == specs
 
 
-@pytest.mark.parametrize("name", sorted(set(CORPUS) - STRICT_IMPOSSIBLE - RECURSIVE))
+@pytest.mark.parametrize("name", sorted(set(CORPUS) - set(STRICT_IMPOSSIBLE) - RECURSIVE))
 def test_anthropic_request_carries_a_strict_corpus_spec_unchanged(name: str) -> None:
     endpoint = Endpoint(anthropic_text("ok"))
     specs = anthropic.tool_specs(CORPUS[name], strict=True)
