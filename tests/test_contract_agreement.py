@@ -542,7 +542,10 @@ def test_dates_and_times_show_their_formats_and_naive_datetimes_a_pattern() -> N
             "span": {"format": "duration", "type": "string"},
             "aware": {"format": "date-time", "type": "string"},
             "naive": {
-                "pattern": "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?$",
+                "pattern": "^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+                "-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]"
+                "|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-9]))[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]"
+                ":[0-5][0-9](?:\\.[0-9]+)?$",
                 "type": "string",
             },
         }
@@ -607,8 +610,13 @@ def test_values_in_the_formats_parse() -> None:
         (
             "day",
             "2024-05-41",
-            "day: input should be a valid date or datetime, day value is outside expected "
-            'range (got "2024-05-41")',
+            'day: input should be an RFC 3339 full-date, such as 2024-05-01 (got "2024-05-41")',
+        ),
+        (
+            "day",
+            "2023-02-29",
+            "day: input should be a valid date in the format YYYY-MM-DD, day value is outside "
+            'expected range (got "2023-02-29")',
         ),
     ],
 )
@@ -636,7 +644,7 @@ def test_a_decimal_string_branch_has_the_pattern_parsing_enforces() -> None:
             "anyOf": [
                 {"type": "number"},
                 {
-                    "pattern": "^-?(?:0|[1-9]\\d*)(?:\\.\\d+)?(?:[eE][+-]?\\d+)?$",
+                    "pattern": "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]{1,9})?$",
                     "type": "string",
                 },
             ]

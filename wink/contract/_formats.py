@@ -15,17 +15,26 @@ import re
 
 __all__ = ["DECIMAL_PATTERN", "NAIVE_DATETIME_PATTERN", "TEXT_FORMATS", "TextFormat"]
 
-_DATE = r"\d{4}-\d{2}-\d{2}"
-_TIME = r"\d{2}:\d{2}:\d{2}(?:\.\d+)?"
-_OFFSET = r"(?:[Zz]|[+-]\d{2}:\d{2})"
+# ``[0-9]``, not ``\d``: Python's ``\d`` also matches other scripts' digits.
+_DATE = (
+    r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+    r"-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-9]))"
+)
+_TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
+_OFFSET = r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 _DURATION = (
-    r"P(?:\d+W|(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?)"
+    r"P(?:[0-9]+W|(?=[0-9]|T[0-9])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?"
+    r"(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?)"
 )
 
-DECIMAL_PATTERN = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$"
-"""A decimal written as a string: the digits of a JSON number."""
+DECIMAL_PATTERN = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,9})?$"
+"""A decimal written as a string: the digits of a JSON number (an exponent of at most
+nine digits)."""
 NAIVE_DATETIME_PATTERN = rf"^{_DATE}[Tt]{_TIME}$"
-"""A date and time without a UTC offset (``NaiveDatetime``)."""
+"""A date and time without a UTC offset (``NaiveDatetime``). The pattern knows each
+month's length but not leap years: February 29th of a common year matches, and
+parsing still refuses it (as it refuses a leap second, which RFC 3339 allows)."""
 
 
 class TextFormat:
