@@ -615,8 +615,8 @@ def test_values_in_the_formats_parse() -> None:
         (
             "day",
             "2023-02-29",
-            "day: input should be a valid date in the format YYYY-MM-DD, day value is outside "
-            'expected range (got "2023-02-29")',
+            "day: input should be a valid date or datetime, day value is outside expected "
+            'range (got "2023-02-29")',
         ),
     ],
 )
