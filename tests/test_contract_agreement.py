@@ -894,22 +894,41 @@ def test_a_size_limit_must_be_a_positive_integer(limit: Any) -> None:
     )
 
 
-def test_rejecting_a_payload_full_of_errors_describes_only_the_problems_shown(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _counting_locations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     from wink.contract import messages
 
-    described = []
+    described: list[Any] = []
     locate = messages._locate
     monkeypatch.setattr(messages, "_locate", lambda *args: described.append(args) or locate(*args))
-    payload = json.dumps({"ids": ["x"] * 200_000})
+    return described
+
+
+def test_rejecting_a_payload_with_many_errors_describes_only_the_problems_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    described = _counting_locations(monkeypatch)
+    with pytest.raises(ContractViolation) as raised:
+        compile_contract(Ids).parse(json.dumps({"ids": ["x"] * 500}))
+    assert len(described) == 20
+    assert raised.value.total == 500
+    assert str(raised.value).splitlines()[-1] == "... and 480 more problems"
+
+
+def test_an_array_of_thousands_of_wrong_items_is_described_by_its_first_problem(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    described = _counting_locations(monkeypatch)
+    payload = json.dumps({"ids": [1, "x", *(["y"] * 199_999)]})
     assert len(payload) < DEFAULT_MAX_BYTES
     with pytest.raises(ContractViolation) as raised:
         compile_contract(Ids).parse(payload)
-    assert len(described) == 20
+    assert len(described) == 1
     assert raised.value.total == 200_000
-    assert len(raised.value.problems) == 20
-    assert str(raised.value).splitlines()[-1] == "... and 199980 more problems"
+    assert str(raised.value).splitlines() == [
+        "invalid Ids:",
+        'ids[1]: input should be a valid integer (got "x")',
+        "... and 199999 more problems",
+    ]
 
 
 # Identifiers and addresses ---------------------------------------------------------------

@@ -13,7 +13,11 @@ from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapt
 from pydantic.errors import PydanticInvalidForJsonSchema
 from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
 
-from wink.contract._core_schema import ARGUMENTS_TEXT, forbid_extra_everywhere
+from wink.contract._core_schema import (
+    ARGUMENTS_TEXT,
+    fail_fast_everywhere,
+    forbid_extra_everywhere,
+)
 from wink.contract._field_search import field_mentioning, field_not_json
 from wink.contract._json_text import KeyNames, repeated_key
 from wink.contract.conformance import check_schema
@@ -42,6 +46,9 @@ T = TypeVar("T")
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 """The default size limit of a parsed JSON document (1 MiB)."""
+
+_MANY_PROBLEMS = 1000
+"""Past this many problems, the first ones are found again by a fail-fast validation."""
 
 _EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProperties": False}
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
@@ -75,6 +82,9 @@ class Contract(Generic[T]):
     """The largest JSON document ``parse`` reads; larger ones are refused unread."""
     _key_names: KeyNames | None = field(default=None, repr=False)
     """The property names of a closed schema, for a quick repeated-key check."""
+    _core: Any = field(default=None, repr=False)
+    """The validator's core schema, for the fail-fast validator built on demand."""
+    _fail_fast: list[SchemaValidator] = field(default_factory=list, repr=False)
 
     @property
     def name(self) -> str:
@@ -97,8 +107,7 @@ class Contract(Generic[T]):
                 text, strict=True, context={ARGUMENTS_TEXT: text}
             )
         except ValidationError as error:
-            problems = problems_from_validation_error(error, self.input_schema, text)
-            raise ContractViolation(f"invalid {self.name}", problems) from None
+            raise ContractViolation(f"invalid {self.name}", self._problems(error, text)) from None
         if text is arguments:  # a decoded mapping cannot repeat a key
             repeated = repeated_key(text, self._key_names)
             if repeated is not None:
@@ -110,6 +119,24 @@ class Contract(Generic[T]):
                 problem = FieldProblem(format_path(path), reason)
                 raise ContractViolation(f"invalid {self.name}", (problem,))
         return value
+
+    def _problems(self, error: ValidationError, text: str | bytes) -> Problems:
+        """The first problems of ``error``, at a cost bounded by the ones shown.
+
+        Building every error of a payload with thousands of wrong items costs more
+        than reading it; such a payload is validated again with arrays and mappings
+        stopping at their first error, whose problems are the ones described.
+        """
+        total = error.error_count()
+        if total > _MANY_PROBLEMS and self._core is not None:
+            if not self._fail_fast:
+                self._fail_fast.append(SchemaValidator(fail_fast_everywhere(self._core)))
+            try:
+                self._fail_fast[0].validate_json(text, strict=True, context={ARGUMENTS_TEXT: text})
+            except ValidationError as fewer:
+                error = fewer
+        shown = problems_from_validation_error(error, self.input_schema, text)
+        return Problems(shown, max(total, shown.total))
 
     def with_max_bytes(self, max_bytes: int) -> Contract[T]:
         """This contract with another size limit on the documents ``parse`` reads."""
@@ -248,6 +275,7 @@ def _compile(tp: Any) -> Contract[Any]:
         validator,
         adapter,
         _key_names=KeyNames.of(input_schema),
+        _core=core,
     )
 
 

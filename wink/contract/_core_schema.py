@@ -28,7 +28,7 @@ from wink.contract._json_text import lossy_integral_floats
 from wink.contract._set_items import unhashable_items
 from wink.errors import PromptValidationError
 
-__all__ = ["ARGUMENTS_TEXT", "forbid_extra_everywhere"]
+__all__ = ["ARGUMENTS_TEXT", "fail_fast_everywhere", "forbid_extra_everywhere"]
 
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
@@ -60,6 +60,25 @@ def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
     class_names, definitions = _references(schema)
     rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", class_names, definitions))
     return rewritten
+
+
+_CONTAINERS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
+
+
+def fail_fast_everywhere(schema: Any) -> Any:
+    """A copy of a (rewritten) core schema whose arrays and mappings stop at their first error.
+
+    A payload with a hundred thousand wrong items is reported by its first problems;
+    validating it once more this way finds them without building every error.
+    """
+    if isinstance(schema, list | tuple):
+        return type(schema)(fail_fast_everywhere(item) for item in schema)
+    if not isinstance(schema, dict):
+        return schema
+    copied = {key: fail_fast_everywhere(value) for key, value in schema.items()}
+    if copied.get("type") in _CONTAINERS:
+        copied["fail_fast"] = True
+    return copied
 
 
 def _rewrite(node: Any, where: _Where) -> Any:

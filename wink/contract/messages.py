@@ -10,6 +10,7 @@ message a model can read.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -222,7 +223,12 @@ def _json_words(message: str) -> str:
 
 
 def short_repr(value: Any) -> str:
-    """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data."""
+    """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data.
+
+    Only the start of a long value is written: a rejected array of a million items
+    costs what the sixty characters shown cost.
+    """
+    value = _start_of(value, _MAX_REPR)
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
@@ -230,6 +236,23 @@ def short_repr(value: Any) -> str:
     # A lone surrogate is written as its escape: the message must itself be valid text.
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def _start_of(value: Any, budget: int) -> Any:
+    """As much of ``value`` as ``budget`` characters of JSON could show, and a little more."""
+    if isinstance(value, str):
+        return value[: budget + 1]
+    if isinstance(value, list | tuple) and len(value) > budget // 2:
+        return [_start_of(item, budget) for item in value[: budget // 2 + 1]]
+    if isinstance(value, list):
+        return [_start_of(item, budget) for item in value]
+    if isinstance(value, dict):
+        items = list(itertools.islice(value.items(), budget // 4 + 1))
+        return {
+            key[: budget + 1] if isinstance(key, str) else key: _start_of(item, budget)
+            for key, item in items
+        }
+    return value
 
 
 def _tag_reason(root: JsonSchema, where: _Location, detail: Any) -> str:
