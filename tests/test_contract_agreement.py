@@ -11,7 +11,7 @@ import ipaddress
 import json
 import uuid
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import pytest
 from inline_snapshot import snapshot
@@ -27,6 +27,7 @@ from pydantic import (
     Tag,
 )
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic.types import UUID4
 from typing_extensions import TypedDict
 
 from wink import Tool
@@ -979,3 +980,72 @@ def test_identifiers_in_their_format_parse() -> None:
     )
     assert value.ident == uuid.UUID("12345678-1234-5678-1234-567812345678")
     assert value.host == ipaddress.IPv6Address("::ffff:1.2.3.4")
+
+
+class VersionedIdentifier(BaseModel):
+    ident: UUID4
+
+
+def test_a_versioned_uuid_shows_its_version_in_a_pattern() -> None:
+    assert compile_contract(VersionedIdentifier).input_schema["properties"]["ident"] == snapshot(
+        {
+            "format": "uuid",
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}"
+            "-[0-9a-fA-F]{12}$",
+        }
+    )
+    version_1 = '{"ident": "123e4567-e89b-12d3-a456-426614174000"}'
+    assert not schema_accepts(VersionedIdentifier, version_1)
+    assert problems(VersionedIdentifier, version_1) == [
+        'ident: UUID version 4 expected (got "123e4567-e89b-12d3-a456-426614174000")'
+    ]
+    version_4 = '{"ident": "123e4567-e89b-42d3-a456-426614174000"}'
+    assert schema_accepts(VersionedIdentifier, version_4)
+    assert compile_contract(VersionedIdentifier).parse(version_4).ident.version == 4
+
+
+# Decimals from JSON numbers --------------------------------------------------------------
+
+
+class Amounts(BaseModel):
+    first: Decimal
+    second: Decimal = Decimal(0)
+
+
+@pytest.mark.parametrize(
+    ("sent", "parsed"),
+    [
+        ("0.1000000000000000000001", Decimal("0.1000000000000000000001")),
+        ("1e400", Decimal("1E+400")),
+        ("123456789012345678901234567890.5", Decimal("123456789012345678901234567890.5")),
+    ],
+)
+def test_a_decimal_sent_as_a_number_keeps_every_digit_written(sent: str, parsed: Decimal) -> None:
+    assert compile_contract(Amounts).parse(f'{{"first": {sent}}}').first == parsed
+
+
+def test_two_decimals_that_round_to_one_float_must_be_sent_as_strings() -> None:
+    assert problems(Amounts, '{"first": 0.1, "second": 0.10000000000000000001}') == [
+        "first: input should be sent as a string: numbers of these arguments that differ "
+        "round to the same float, so the digits of this one are not known",
+        "second: input should be sent as a string: numbers of these arguments that differ "
+        "round to the same float, so the digits of this one are not known",
+    ]
+    same = compile_contract(Amounts).parse('{"first": 2.5, "second": 2.5}')
+    assert (same.first, same.second) == (Decimal("2.5"), Decimal("2.5"))
+
+
+class Pair(NamedTuple):
+    names: list[str]
+
+
+class SetOfNamedTuples(BaseModel):
+    pairs: set[Pair]
+
+
+def test_a_set_of_named_tuples_holding_lists_is_refused() -> None:
+    assert refused_at_compile(SetOfNamedTuples) == (
+        "SetOfNamedTuples.pairs: a set cannot hold arrays (lists), since they are not "
+        "hashable, so no non-empty array would parse; use a list, or frozen items"
+    )

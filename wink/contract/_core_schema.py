@@ -24,7 +24,7 @@ from pydantic_core import core_schema as cs
 from wink.contract._aliases import shown_name
 from wink.contract._discriminators import check_discriminator_reaches_every_choice
 from wink.contract._formats import TEXT_FORMATS
-from wink.contract._json_text import lossy_integral_floats
+from wink.contract._json_text import lossy_integral_floats, written_numbers
 from wink.contract._set_items import unhashable_items
 from wink.errors import PromptValidationError
 
@@ -33,6 +33,7 @@ __all__ = ["ARGUMENTS_TEXT", "fail_fast_everywhere", "forbid_extra_everywhere"]
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
 _LOSSY = "wink.lossy-integral-floats"
+_WRITTEN = "wink.written-numbers"
 _TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "uuid"})
 
 # Key types a JSON object can carry: strings and string-like enumerations.
@@ -201,11 +202,13 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
         )
     takes_numbers = kind == "decimal"
 
-    def formatted(value: Any) -> Any:
+    def formatted(value: Any, info: cs.ValidationInfo) -> Any:
         if isinstance(value, str):
             if text_format.pattern.fullmatch(value) is not None:
                 return lax.validate_python(value)
-        elif takes_numbers and isinstance(value, int | float) and not isinstance(value, bool):
+        elif takes_numbers and isinstance(value, float):
+            return lax.validate_python(_exact_decimal(value, info.context))
+        elif takes_numbers and isinstance(value, int) and not isinstance(value, bool):
             return lax.validate_python(value)
         raise PydanticCustomError(
             "format_mismatch",
@@ -213,7 +216,28 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
             {"format": text_format.name, "example": text_format.example},
         )
 
-    return _wrapped(cs.no_info_before_validator_function(formatted, node), node)
+    return _wrapped(cs.with_info_before_validator_function(formatted, node), node)
+
+
+def _exact_decimal(value: float, context: Any) -> Any:
+    """The number the JSON text wrote for a decimal, not its rounding to a float.
+
+    ``0.1000000000000000000001`` parses as the float ``0.1``; the text has every digit.
+    Two different numbers of one payload that round to the same float cannot be told
+    apart: such a decimal must be sent as a string.
+    """
+    if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
+        return value
+    if _WRITTEN not in context:
+        context[_WRITTEN] = written_numbers(context[ARGUMENTS_TEXT])
+    candidates = context[_WRITTEN].get(value, set())
+    if len(candidates) > 1:
+        raise PydanticCustomError(
+            "decimal_ambiguous",
+            "input should be sent as a string: numbers of these arguments that differ "
+            "round to the same float, so the digits of this one are not known",
+        )
+    return next(iter(candidates)) if candidates else value
 
 
 def _refuse_unhashable_items(node: dict[str, Any], where: _Where) -> None:

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DECIMAL_PATTERN", "NAIVE_DATETIME_PATTERN", "TEXT_FORMATS", "TextFormat"]
+__all__ = [
+    "DECIMAL_PATTERN",
+    "NAIVE_DATETIME_PATTERN",
+    "TEXT_FORMATS",
+    "TextFormat",
+    "uuid_pattern",
+]
 
 # ``[0-9]``, not ``\d``: Python's ``\d`` also matches other scripts' digits.
 _DATE = (
@@ -35,6 +41,12 @@ NAIVE_DATETIME_PATTERN = rf"^{_DATE}[Tt]{_TIME}$"
 """A date and time without a UTC offset (``NaiveDatetime``). The pattern knows each
 month's length but not leap years: February 29th of a common year matches, and
 parsing still refuses it (as it refuses a leap second, which RFC 3339 allows)."""
+
+
+def uuid_pattern(version: int) -> str:
+    """A hyphenated UUID of ``version`` and the RFC 4122 variant (what ``UUID4`` accepts)."""
+    hexa = "[0-9a-fA-F]"
+    return f"^{hexa}{{8}}-{hexa}{{4}}-{version}{hexa}{{3}}-[89abAB]{hexa}{{3}}-{hexa}{{12}}$"
 
 
 class TextFormat:

@@ -17,7 +17,14 @@ from typing import Any, TypeVar
 
 from wink.contract.walk import iter_schema_nodes
 
-__all__ = ["KeyNames", "lossy_integral_floats", "path_at", "repeated_key", "utf8_offset"]
+__all__ = [
+    "KeyNames",
+    "lossy_integral_floats",
+    "path_at",
+    "repeated_key",
+    "utf8_offset",
+    "written_numbers",
+]
 
 Path = list[int | str]
 
@@ -186,6 +193,19 @@ def utf8_offset(text: str | bytes, line: int, column: int) -> int:
     for _ in range(line - 1):
         start = data.index(b"\n", start) + 1
     return len(data[: start + column - 1].decode("utf-8", "replace"))
+
+
+def written_numbers(text: str | bytes) -> dict[float, set[Decimal]]:
+    """Each float the text's fractional or exponent numbers parse as, to the exact numbers
+    written for it (more than one when different numbers round to the same float)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    written: dict[float, set[Decimal]] = {}
+    for found in _FRACTIONAL.finditer(text):
+        token = found[1]
+        if token is not None and any(mark in token for mark in ".eE"):
+            written.setdefault(float(token), set()).add(Decimal(token))
+    return written
 
 
 def lossy_integral_floats(text: str | bytes) -> frozenset[float]:

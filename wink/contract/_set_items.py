@@ -57,6 +57,8 @@ def _unhashable(schema: Any, definitions: Mapping[str, Any], seen: set[str]) -> 
         children = [c[0] if isinstance(c, tuple) else c for c in schema.get("choices", ())]
     elif kind == "tagged-union":
         children = list(schema.get("choices", {}).values())
+    elif kind == "named-tuple":  # a tuple of its fields
+        children = [field.get("schema") for field in schema.get("fields", ())]
     for child in children:
         found = _unhashable(child, definitions, seen)
         if found is not None:

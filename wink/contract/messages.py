@@ -107,7 +107,7 @@ def problems_from_validation_error(
                 reason += f" (allowed: {', '.join(allowed) if allowed else 'none'})"
         elif kind == "missing":
             reason = "required field is missing"
-        elif kind == "int_lossy":
+        elif kind in ("int_lossy", "decimal_ambiguous"):
             reason = detail["msg"]  # the rounded input would mislead
         else:
             reason = f"{_json_words(detail['msg'])} (got {short_repr(detail.get('input'))})"
@@ -213,6 +213,8 @@ def format_path(location: Sequence[int | str]) -> str:
 
 
 def _lower_first(message: str) -> str:
+    if message[1:2].isupper():  # an acronym (``UUID version 4 expected``) keeps its case
+        return message
     return message[:1].lower() + message[1:]
 
 

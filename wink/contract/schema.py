@@ -19,7 +19,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
 from wink.contract._docstrings import describe_from_docstrings
-from wink.contract._formats import DECIMAL_PATTERN, NAIVE_DATETIME_PATTERN
+from wink.contract._formats import DECIMAL_PATTERN, NAIVE_DATETIME_PATTERN, uuid_pattern
 from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
 
@@ -143,8 +143,17 @@ def normalise_schema(schema: JsonSchema) -> JsonSchema:
     return map_schema(schema, _normalise_node)
 
 
+_UUID_VERSIONS = {f"uuid{version}": version for version in range(1, 9)}
+
+
 def _normalise_node(node: JsonSchema) -> JsonSchema:
     node.pop("title", None)
+    fmt = node.get("format")
+    version = _UUID_VERSIONS.get(fmt) if isinstance(fmt, str) else None
+    if version is not None:
+        # ``uuid4`` is no JSON Schema format: the version is said by a pattern instead.
+        node["format"] = "uuid"
+        node["pattern"] = uuid_pattern(version)
     if "properties" in node or "patternProperties" in node:
         # Parsing forbids unknown keys everywhere, even for ``extra="allow"`` models,
         # and a mapping with patterned keys refuses keys that match no pattern.
