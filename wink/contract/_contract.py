@@ -98,18 +98,24 @@ class Contract(Generic[T]):
         A document over ``max_bytes`` is refused before it is read, and one whose
         objects repeat a key is refused although every value is valid.
         """
-        if self._validator is None:
+        validator = self._validator
+        if validator is None:
             return self._parse_nothing(arguments)
-        text = arguments if isinstance(arguments, str | bytes) else to_json(arguments)
-        self._check_size(text)
+        if type(arguments) is str:
+            text: str | bytes = arguments
+            if len(arguments) > self.max_bytes >> 2:  # a character is at most four bytes
+                self._check_size(arguments)
+        else:
+            text = arguments if isinstance(arguments, bytes) else to_json(arguments)
+            self._check_size(text)
         try:
-            value: T = self._validator.validate_json(
-                text, strict=True, context={ARGUMENTS_TEXT: text}
-            )
+            value: T = validator.validate_json(text, strict=True, context={ARGUMENTS_TEXT: text})
         except ValidationError as error:
             raise ContractViolation(f"invalid {self.name}", self._problems(error, text)) from None
-        if text is arguments:  # a decoded mapping cannot repeat a key
-            repeated = repeated_key(text, self._key_names)
+        names = self._key_names
+        if text is arguments and (names is None or not names.unique_in(text)):
+            # A decoded mapping cannot repeat a key; the quick pass above settles most texts.
+            repeated = repeated_key(text, names)
             if repeated is not None:
                 path, key = repeated
                 reason = (
