@@ -1049,3 +1049,68 @@ def test_a_set_of_named_tuples_holding_lists_is_refused() -> None:
         "SetOfNamedTuples.pairs: a set cannot hold arrays (lists), since they are not "
         "hashable, so no non-empty array would parse; use a list, or frozen items"
     )
+
+
+# Through the executor --------------------------------------------------------------------
+
+
+def _executor_for(tool: Tool[Any, Any]) -> tuple[Any, Any]:
+    from wink import MarkdownSection, Prompt, PromptTemplate, Session, ToolExecutor
+
+    template = PromptTemplate(
+        ns="tests",
+        key="agreement",
+        sections=[MarkdownSection(title="T", template="t", tools=[tool])],
+    )
+    session = Session()
+    return ToolExecutor(prompt=Prompt(template), session=session), session
+
+
+def test_the_executor_refuses_oversized_arguments_unread_and_records_the_call() -> None:
+    from wink import ToolCall, ToolContext, ToolInvoked, ToolResult
+
+    ran: list[Any] = []
+
+    def handler(params: Ids, *, context: ToolContext) -> ToolResult[None]:
+        ran.append(params)
+        return ToolResult(message="ok")
+
+    tool = Tool[Ids, None](name="ids", description="Ids.", handler=handler, max_argument_bytes=100)
+    executor, session = _executor_for(tool)
+    result = executor.execute(ToolCall("ids", '{"ids": [' + ",".join(["1"] * 60) + "]}", "c1"))
+    assert result.success is False
+    assert result.message == (
+        "Invalid arguments for tool 'ids':\n<root>: arguments are 130 bytes of JSON, over the "
+        "limit of 100 bytes; send less data"
+    )
+    assert ran == []
+    assert len(session[ToolInvoked]) == 1
+
+
+def test_the_executor_message_counts_every_problem_but_lists_twenty() -> None:
+    from wink import ToolCall
+
+    executor, _ = _executor_for(Tool[Ids, None](name="ids", description="Ids."))
+    result = executor.execute(ToolCall("ids", json.dumps({"ids": ["x"] * 5000}), "c1"))
+    lines = result.message.splitlines()
+    assert lines[0] == "Invalid arguments for tool 'ids':"
+    assert lines[1] == 'ids[0]: input should be a valid integer (got "x")'
+    assert lines[-1] == "... and 4999 more problems"
+
+
+def test_the_executor_refuses_a_repeated_key_without_running_the_handler() -> None:
+    from wink import ToolCall, ToolContext, ToolResult
+
+    ran: list[Any] = []
+
+    def handler(params: Item, *, context: ToolContext) -> ToolResult[None]:
+        ran.append(params)
+        return ToolResult(message="ok")
+
+    executor, _ = _executor_for(Tool[Item, None](name="item", description="Item.", handler=handler))
+    result = executor.execute(ToolCall("item", '{"name": "a", "name": "b"}', "c1"))
+    assert result.message == (
+        "Invalid arguments for tool 'item':\n<root>: key \"name\" appears more than once; send "
+        "each key once (a repeated key is ambiguous)"
+    )
+    assert ran == []
