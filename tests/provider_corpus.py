@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    HttpUrl,
     NaiveDatetime,
     Tag,
 )
@@ -202,6 +203,7 @@ class Moments(BaseModel):
 
 class Identifiers(BaseModel):
     ident: uuid.UUID
+    page: HttpUrl
     v4: ipaddress.IPv4Address
     v6: ipaddress.IPv6Address
 

@@ -18,11 +18,13 @@ from inline_snapshot import snapshot
 from jsonschema import Draft202012Validator
 from pydantic import (
     AliasChoices,
+    AnyUrl,
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
+    HttpUrl,
     NaiveDatetime,
     Tag,
 )
@@ -1114,3 +1116,28 @@ def test_the_executor_refuses_a_repeated_key_without_running_the_handler() -> No
         "each key once (a repeated key is ambiguous)"
     )
     assert ran == []
+
+
+class Links(BaseModel):
+    web: HttpUrl
+    any: AnyUrl
+
+
+def test_a_url_with_allowed_schemes_shows_them_as_a_pattern() -> None:
+    assert compile_contract(Links).input_schema["properties"]["web"] == snapshot(
+        {
+            "format": "uri",
+            "maxLength": 2083,
+            "minLength": 1,
+            "pattern": "^(?:[hH][tT][tT][pP]|[hH][tT][tT][pP][sS]):",
+            "type": "string",
+        }
+    )
+    ftp = '{"web": "ftp://example.com", "any": "ftp://example.com"}'
+    assert not schema_accepts(Links, ftp)
+    assert problems(Links, ftp) == [
+        "web: URL scheme should be 'http' or 'https' (got \"ftp://example.com\")"
+    ]
+    upper = '{"web": "HTTPS://example.com", "any": "ftp://example.com"}'
+    assert schema_accepts(Links, upper)
+    assert str(compile_contract(Links).parse(upper).web) == "https://example.com/"

@@ -18,6 +18,7 @@ __all__ = [
     "NAIVE_DATETIME_PATTERN",
     "TEXT_FORMATS",
     "TextFormat",
+    "scheme_pattern",
     "uuid_pattern",
 ]
 
@@ -47,6 +48,15 @@ def uuid_pattern(version: int) -> str:
     """A hyphenated UUID of ``version`` and the RFC 4122 variant (what ``UUID4`` accepts)."""
     hexa = "[0-9a-fA-F]"
     return f"^{hexa}{{8}}-{hexa}{{4}}-{version}{hexa}{{3}}-[89abAB]{hexa}{{3}}-{hexa}{{12}}$"
+
+
+def scheme_pattern(schemes: list[str]) -> str:
+    """A URL whose scheme is one of ``schemes``, in any letter case (as ``HttpUrl`` reads)."""
+    spelled = sorted(
+        ("".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in scheme))
+        for scheme in schemes
+    )
+    return f"^(?:{'|'.join(spelled)}):"
 
 
 class TextFormat:

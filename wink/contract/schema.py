@@ -19,7 +19,12 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
 from wink.contract._docstrings import describe_from_docstrings
-from wink.contract._formats import DECIMAL_PATTERN, NAIVE_DATETIME_PATTERN, uuid_pattern
+from wink.contract._formats import (
+    DECIMAL_PATTERN,
+    NAIVE_DATETIME_PATTERN,
+    scheme_pattern,
+    uuid_pattern,
+)
 from wink.contract.facade import EMPTY_CONTAINER_FACTORIES, check_dataclass_facade
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
 
@@ -54,6 +59,14 @@ class _WinkJsonSchema(GenerateJsonSchema):
             for branch in json_schema.get("anyOf", ()):
                 if branch.get("type") == "string":
                     branch["pattern"] = DECIMAL_PATTERN
+        return json_schema
+
+    def url_schema(self, schema: cs.UrlSchema) -> JsonSchema:
+        json_schema = super().url_schema(schema)
+        schemes = schema.get("allowed_schemes")
+        if schemes:
+            # ``format: uri`` allows any scheme; parsing allows these only (any case).
+            json_schema["pattern"] = scheme_pattern(schemes)
         return json_schema
 
     def datetime_schema(self, schema: cs.DatetimeSchema) -> JsonSchema:
