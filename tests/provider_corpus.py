@@ -174,7 +174,7 @@ class FrozenSetOfModels(BaseModel):
 
 
 class Hen(BaseModel):
-    kind: Literal["hen"]
+    kind: Literal["hen"] = "hen"
     eggs: int
 
 

@@ -1141,3 +1141,23 @@ def test_a_url_with_allowed_schemes_shows_them_as_a_pattern() -> None:
     upper = '{"web": "HTTPS://example.com", "any": "ftp://example.com"}'
     assert schema_accepts(Links, upper)
     assert str(compile_contract(Links).parse(upper).web) == "https://example.com/"
+
+
+class DefaultTagHome(BaseModel):
+    pet: Annotated[
+        Annotated[Cat, Tag("cat")] | Annotated[Dog, Tag("dog")], Discriminator(_reads_dicts_too)
+    ]
+
+
+def test_a_callable_discriminator_names_its_tag_so_each_branch_requires_it() -> None:
+    schema = compile_contract(DefaultTagHome).input_schema
+    assert schema["properties"]["pet"] == {
+        "discriminator": {"propertyName": "kind"},
+        "oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}],
+    }
+    assert schema["$defs"]["Cat"]["required"] == ["kind"]
+    untagged = '{"pet": {"lives": 1}}'
+    assert not schema_accepts(DefaultTagHome, untagged)
+    assert problems(DefaultTagHome, untagged) == [
+        "pet.kind: required field is missing (one of 'cat', 'dog')"
+    ]

@@ -28,7 +28,12 @@ from wink.contract._json_text import lossy_integral_floats, written_numbers
 from wink.contract._set_items import unhashable_items
 from wink.errors import PromptValidationError
 
-__all__ = ["ARGUMENTS_TEXT", "fail_fast_everywhere", "forbid_extra_everywhere"]
+__all__ = [
+    "ARGUMENTS_TEXT",
+    "core_references",
+    "fail_fast_everywhere",
+    "forbid_extra_everywhere",
+]
 
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
@@ -58,7 +63,7 @@ class _Where:
 
 def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
     """Return a copy of ``schema`` whose objects reject unknown keys at every level."""
-    class_names, definitions = _references(schema)
+    class_names, definitions = core_references(schema)
     rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", class_names, definitions))
     return rewritten
 
@@ -331,7 +336,7 @@ def _repeats_refused(
     return _wrapped(cs.no_info_after_validator_function(distinct, cs.list_schema(**as_list)), node)
 
 
-def _references(schema: Any) -> tuple[dict[str, str], dict[str, Any]]:
+def core_references(schema: Any) -> tuple[dict[str, str], dict[str, Any]]:
     """Map each model's and dataclass's core schema ref to its class name, and every
     ref to the schema it names."""
     names: dict[str, str] = {}

@@ -18,7 +18,7 @@ from typing import Any
 from wink.contract._aliases import shown_name
 from wink.errors import PromptValidationError
 
-__all__ = ["check_discriminator_reaches_every_choice"]
+__all__ = ["check_discriminator_reaches_every_choice", "tag_property"]
 
 _SAMPLES: dict[str, Any] = {
     "str": "",
@@ -63,6 +63,29 @@ def check_discriminator_reaches_every_choice(
             "could never be chosen from JSON; read the tag from a dict too "
             "(v.get('kind') for a dict), or use Field(discriminator='kind')"
         )
+
+
+def tag_property(node: Mapping[str, Any], definitions: Mapping[str, Any]) -> str | None:
+    """The key a callable discriminator reads its tag from, when the samples show one.
+
+    Each branch's sample is given to the discriminator without one of its keys at a
+    time: the key without which no branch keeps its tag is the tag's key.
+    """
+    discriminator: Callable[[Any], Any] = node["discriminator"]
+    found: set[str] = set()
+    for tag, choice in node["choices"].items():
+        sample = _sample(choice, definitions, 0)
+        if not isinstance(sample, dict) or _tag(discriminator, sample) != tag:
+            return None
+        needed = {key for key in sample if _tag(discriminator, _without(sample, key)) != tag}
+        if len(needed) != 1:
+            return None
+        found |= needed
+    return found.pop() if len(found) == 1 else None
+
+
+def _without(sample: dict[str, Any], key: str) -> dict[str, Any]:
+    return {name: value for name, value in sample.items() if name != key}
 
 
 def _tag(discriminator: Callable[[Any], Any], value: Any) -> Any:

@@ -269,6 +269,13 @@ def _tag_reason(root: JsonSchema, where: _Location, detail: Any) -> str:
     mapping = discriminator.get("mapping", {})
     context = detail.get("ctx", {})
     expected = context.get("expected_tags") or ", ".join(repr(tag) for tag in mapping)
+    if not expected and isinstance(tag_field, str) and union is not None:
+        # A callable discriminator has no mapping: the branches' constant tags say it.
+        branches = [
+            _follow_refs(root, b) or {} for b in union.get("oneOf", ()) if isinstance(b, dict)
+        ]
+        tags = [b.get("properties", {}).get(tag_field, {}).get("const") for b in branches]
+        expected = ", ".join(repr(tag) for tag in tags if tag is not None)
     payload = detail.get("input")
     if isinstance(tag_field, str):
         where.path.append(tag_field)

@@ -18,6 +18,8 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
+from wink.contract._core_schema import core_references
+from wink.contract._discriminators import tag_property
 from wink.contract._docstrings import describe_from_docstrings
 from wink.contract._formats import (
     DECIMAL_PATTERN,
@@ -40,6 +42,19 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 class _WinkJsonSchema(GenerateJsonSchema):
     """pydantic's generator with wink's rules for fields and dataclasses."""
+
+    core_definitions: dict[str, Any] = {}  # noqa: RUF012  # replaced per instance, never changed
+    """Core schema refs to the schemas they name, to sample union branches."""
+
+    def tagged_union_schema(self, schema: cs.TaggedUnionSchema) -> JsonSchema:
+        json_schema = super().tagged_union_schema(schema)
+        if callable(schema["discriminator"]) and "discriminator" not in json_schema:
+            # Parsing needs the tag a callable reads: name its key, so that each branch
+            # requires it (``_require_tags``) as for a discriminator given by name.
+            key = tag_property(schema, self.core_definitions)
+            if key is not None and "oneOf" in json_schema:
+                json_schema["discriminator"] = {"propertyName": key}
+        return json_schema
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
@@ -147,7 +162,9 @@ def fields_without_default(tp: Any) -> frozenset[str]:
 
 def generate_json_schema(core: cs.CoreSchema, mode: JsonSchemaMode) -> JsonSchema:
     """Generate the normalised JSON Schema of a core schema."""
-    generated = _WinkJsonSchema().generate(core, mode=mode)
+    generator = _WinkJsonSchema()
+    generator.core_definitions = core_references(core)[1]
+    generated = generator.generate(core, mode=mode)
     return _require_tags(normalise_schema(generated))
 
 
