@@ -1161,3 +1161,15 @@ def test_a_callable_discriminator_names_its_tag_so_each_branch_requires_it() -> 
     assert problems(DefaultTagHome, untagged) == [
         "pet.kind: required field is missing (one of 'cat', 'dog')"
     ]
+
+
+class Level(BaseModel):
+    level: Literal[1, 2, 3]
+
+
+def test_a_number_that_only_rounds_to_a_literal_integer_is_refused() -> None:
+    assert problems(Level, '{"level": 1.0000000000000000001}') == [
+        "level: input should be an integer; the number sent is not exactly one "
+        "(it only rounds to 1)"
+    ]
+    assert compile_contract(Level).parse('{"level": 2.0}').level == 2

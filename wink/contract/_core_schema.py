@@ -172,20 +172,25 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
     def integral_float_to_int(value: Any, info: cs.ValidationInfo) -> Any:
         if not (isinstance(value, float) and value.is_integer()):
             return value
-        context = info.context
-        if isinstance(context, dict) and ARGUMENTS_TEXT in context:
-            if _LOSSY not in context:
-                context[_LOSSY] = lossy_integral_floats(context[ARGUMENTS_TEXT])
-            if value in context[_LOSSY]:
-                raise PydanticCustomError(
-                    "int_lossy",
-                    "input should be an integer; the number sent is not exactly one "
-                    "(it only rounds to {rounded})",
-                    {"rounded": int(value)},
-                )
+        _refuse_lossy_integer(value, info.context)
         return int(value)
 
     return _wrapped(cs.with_info_before_validator_function(integral_float_to_int, node), node)
+
+
+def _refuse_lossy_integer(value: float, context: Any) -> None:
+    """Refuse a whole-number float that the JSON text wrote as a number that is not whole."""
+    if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
+        return
+    if _LOSSY not in context:
+        context[_LOSSY] = lossy_integral_floats(context[ARGUMENTS_TEXT])
+    if value in context[_LOSSY]:
+        raise PydanticCustomError(
+            "int_lossy",
+            "input should be an integer; the number sent is not exactly one "
+            "(it only rounds to {rounded})",
+            {"rounded": int(value)},
+        )
 
 
 def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -281,10 +286,12 @@ def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[st
         return node  # no boolean or number to confuse: pydantic already refuses both
     allowed = _one_of(expected)
 
-    def same_json_kind(value: Any) -> Any:
+    def same_json_kind(value: Any, info: cs.ValidationInfo) -> Any:
         kind = _json_kind(value)
         if kind is None:
             return value
+        if isinstance(value, float) and value.is_integer():
+            _refuse_lossy_integer(value, info.context)
         for expected_kind, expected_value in typed:
             if kind == expected_kind and value == expected_value:
                 # The declared value itself: pydantic would look ``1.0`` up among
@@ -296,7 +303,7 @@ def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[st
             {"expected": allowed, "kind": kind},
         )
 
-    return _wrapped(cs.no_info_before_validator_function(same_json_kind, node), node)
+    return _wrapped(cs.with_info_before_validator_function(same_json_kind, node), node)
 
 
 def _one_of(values: list[Any]) -> str:
