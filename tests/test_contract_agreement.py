@@ -860,11 +860,20 @@ class Ids(BaseModel):
 def test_arguments_over_the_size_limit_are_refused_unread_naming_limit_and_size() -> None:
     payload = '{"ids": [' + ",".join(["1"] * 600_000) + "]}"
     assert len(payload) == 1_200_010
-    assert problems(Ids, payload) == [
+    tool = Tool[Ids, None](name="ids", description="Ids.")
+    assert tool.params_contract.max_bytes == DEFAULT_MAX_BYTES
+    with pytest.raises(ContractViolation) as raised:
+        tool.params_contract.parse(payload)
+    assert [str(problem) for problem in raised.value.problems] == [
         "<root>: arguments are 1,200,010 bytes of JSON, over the limit of 1,048,576 bytes; "
         "send less data"
     ]
     assert DEFAULT_MAX_BYTES == 1024 * 1024
+
+
+def test_a_contract_outside_a_tool_reads_documents_of_any_size() -> None:
+    payload = '{"ids": [' + ",".join(["1"] * 600_000) + "]}"
+    assert len(compile_contract(Ids).parse(payload).ids) == 600_000
 
 
 def test_the_size_limit_counts_utf8_bytes_not_characters() -> None:
@@ -880,7 +889,7 @@ def test_the_size_limit_counts_utf8_bytes_not_characters() -> None:
 def test_a_tool_sets_its_own_size_limit() -> None:
     tool = Tool[Note, None](name="note", description="A note.", max_argument_bytes=16)
     assert tool.params_contract.max_bytes == 16
-    assert compile_contract(Note).max_bytes == DEFAULT_MAX_BYTES  # the shared contract is kept
+    assert compile_contract(Note).max_bytes is None  # the shared contract has no limit
     with pytest.raises(ContractViolation) as raised:
         tool.params_contract.parse('{"title": "abcdefg"}')
     assert str(raised.value.problems[0]) == (

@@ -45,7 +45,7 @@ __all__ = [
 T = TypeVar("T")
 
 DEFAULT_MAX_BYTES = 1024 * 1024
-"""The default size limit of a parsed JSON document (1 MiB)."""
+"""The default size limit of a tool's arguments (1 MiB); see ``Tool.max_argument_bytes``."""
 
 _MANY_PROBLEMS = 1000
 """Past this many problems, the first ones are found again by a fail-fast validation."""
@@ -78,8 +78,9 @@ class Contract(Generic[T]):
     """JSON Schema of what serializing produces (serialization mode)."""
     _validator: SchemaValidator | None = field(repr=False)
     _adapter: TypeAdapter[T] | None = field(repr=False)
-    max_bytes: int = DEFAULT_MAX_BYTES
-    """The largest JSON document ``parse`` reads; larger ones are refused unread."""
+    max_bytes: int | None = None
+    """The largest JSON document ``parse`` reads, larger ones refused unread; ``None``
+    for no limit (a tool's params contract has one: ``Tool.max_argument_bytes``)."""
     _key_names: KeyNames | None = field(default=None, repr=False)
     """The property names of a closed schema, for a quick repeated-key check."""
     _core: Any = field(default=None, repr=False)
@@ -101,13 +102,15 @@ class Contract(Generic[T]):
         validator = self._validator
         if validator is None:
             return self._parse_nothing(arguments)
+        limit = self.max_bytes
         if type(arguments) is str:
             text: str | bytes = arguments
-            if len(arguments) > self.max_bytes >> 2:  # a character is at most four bytes
-                self._check_size(arguments)
+            if limit is not None and len(arguments) > limit >> 2:  # a character: 1 to 4 bytes
+                self._check_size(arguments, limit)
         else:
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
-            self._check_size(text)
+            if limit is not None:
+                self._check_size(text, limit)
         try:
             value: T = validator.validate_json(text, strict=True, context={ARGUMENTS_TEXT: text})
         except ValidationError as error:
@@ -150,10 +153,9 @@ class Contract(Generic[T]):
             raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
         return replace(self, max_bytes=max_bytes)
 
-    def _check_size(self, text: str | bytes) -> None:
+    def _check_size(self, text: str | bytes, limit: int) -> None:
         # A character is at least one UTF-8 byte and at most four: count bytes only
         # when the character count cannot decide.
-        limit = self.max_bytes
         size = len(text)
         if isinstance(text, str) and limit // 4 < size <= limit:
             size = len(text.encode("utf-8", "surrogatepass"))

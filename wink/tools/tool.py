@@ -130,8 +130,7 @@ class Tool(Generic[ParamsT, ResultT]):
             raise PromptValidationError(
                 f"tool {self.name!r}: max_argument_bytes must be a positive integer, got {limit!r}"
             )
-        if limit != params_contract.max_bytes:
-            params_contract = params_contract.with_max_bytes(limit)
+        params_contract = params_contract.with_max_bytes(limit)
         object.__setattr__(self, "params_type", params_type)
         object.__setattr__(self, "result_type", result_type)
         object.__setattr__(self, "params_contract", params_contract)
