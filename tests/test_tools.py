@@ -130,7 +130,9 @@ def test_the_tool_exposes_its_compiled_contracts_and_schemas() -> None:
     tool = make_tool()
     assert tool.params_type is LookupParams
     assert tool.result_type is LookupResult
-    assert tool.params_contract is compile_contract(LookupParams)
+    # The compiled contract, with the tool's size limit on arguments.
+    assert tool.params_contract.input_schema is compile_contract(LookupParams).input_schema
+    assert tool.params_contract.max_bytes == tool.max_argument_bytes == 1024 * 1024
     assert tool.params_schema == {
         "properties": {
             "entity_id": {"description": "Global identifier to fetch", "type": "string"},
