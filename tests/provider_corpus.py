@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AliasChoices,
     AnyUrl,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -107,7 +108,7 @@ class TupleField(BaseModel):
 
 
 class Formats(BaseModel):
-    when: datetime.datetime
+    when: AwareDatetime
     ident: uuid.UUID
     link: AnyUrl
 

@@ -388,8 +388,8 @@ def test_a_saved_tool_invoked_is_validated_with_its_escaped_arguments_read_back(
     calls = calls_file(tmp_path, b"".join(json.dumps(item).encode() + b"\n" for item in items))
     assert main(["validate", TOOLS, calls]) == 1
     assert capsys.readouterr().err == (
-        f"{calls}:2: search: <root>: input should be a valid string, unable to parse raw data "
-        'as a unicode string (got "{\\"query\\": 1, \\"x\\": \\"\\ud800\\"}")\n'
+        f"{calls}:2: search: x: string holds a lone UTF-16 surrogate (\\ud800-\\udfff "
+        "without its pair), which is not Unicode text\n"
     )
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from wink.contract import check_schema, compile_contract, iter_schema_nodes, schema_validator
+from wink.contract._formats import NAIVE_DATETIME_PATTERN
 from wink.errors import PromptValidationError
 
 
@@ -270,10 +271,16 @@ def test_string_keyed_dicts_describe_their_values_with_additional_properties() -
 
 
 def test_datetime_date_and_uuid_are_formatted_strings() -> None:
+    # A datetime may come with or without a UTC offset; RFC 3339's date-time has one.
     assert compile_contract(Event).input_schema == {
         "properties": {
             "event_id": {"format": "uuid", "type": "string"},
-            "at": {"format": "date-time", "type": "string"},
+            "at": {
+                "anyOf": [
+                    {"format": "date-time", "type": "string"},
+                    {"pattern": NAIVE_DATETIME_PATTERN, "type": "string"},
+                ]
+            },
             "day": {
                 "anyOf": [{"format": "date", "type": "string"}, {"type": "null"}],
                 "default": None,

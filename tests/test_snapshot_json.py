@@ -125,10 +125,9 @@ def test_rejected_calls_with_hostile_raw_arguments_save_and_load_with_the_good_o
     ]
     assert type(events[1].arguments) is bytes
     assert [e.result.message for e in events[:2]] == [
-        "Invalid arguments for tool 'search':\n<root>: input should be a valid string, unable "
-        'to parse raw data as a unicode string (got "{\\"query\\": \\"\\ud800\\"}")',
-        "Invalid arguments for tool 'search':\n<root>: arguments are not valid JSON (invalid "
-        "unicode code point at line 1 column 12)",
+        "Invalid arguments for tool 'search':\nquery: string holds a lone UTF-16 surrogate "
+        "(\\ud800-\\udfff without its pair), which is not Unicode text",
+        "Invalid arguments for tool 'search':\nquery: string is not valid UTF-8 text",
     ]
     assert loaded.to_json() == text
 

@@ -201,8 +201,9 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
     string that has the form is converted by a lax copy of the node, since strict
     validation takes only instances once a function has seen the value.
     """
-    if kind == "datetime" and node.get("tz_constraint") == "naive":
-        kind = "naive-datetime"
+    constraint = node.get("tz_constraint")
+    if kind in ("datetime", "time") and constraint is not None:
+        kind = f"naive-{kind}" if constraint == "naive" else f"aware-{kind}"
     text_format = TEXT_FORMATS[kind]
     if kind == "ipv6":  # the node itself reads a string: keep it one
         lax = SchemaValidator(cs.str_schema())

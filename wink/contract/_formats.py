@@ -15,7 +15,9 @@ import re
 
 __all__ = [
     "DECIMAL_PATTERN",
+    "DURATION_PATTERN",
     "NAIVE_DATETIME_PATTERN",
+    "NAIVE_TIME_PATTERN",
     "TEXT_FORMATS",
     "TextFormat",
     "scheme_pattern",
@@ -31,13 +33,20 @@ _DATE = (
 _TIME = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
 _OFFSET = r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 _DURATION = (
-    r"P(?:[0-9]+W|(?=[0-9]|T[0-9])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?"
-    r"(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+S)?)?)"
+    r"-?P(?:[0-9]+W|(?=[0-9]|T[0-9])(?:[0-9]+Y)?(?:[0-9]+M)?(?:[0-9]+D)?"
+    r"(?:T(?=[0-9])(?:[0-9]+H)?(?:[0-9]+M)?(?:[0-9]+(?:\.[0-9]+)?S)?)?)"
 )
 
 DECIMAL_PATTERN = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,9})?$"
 """A decimal written as a string: the digits of a JSON number (an exponent of at most
 nine digits)."""
+DURATION_PATTERN = rf"^{_DURATION}$"
+"""An ISO 8601 duration as ``timedelta`` is written: RFC 3339's ``duration`` (its
+Appendix A), and also a leading ``-`` and fractional seconds (``-PT0.5S``), which
+that format lacks. A duration past ``timedelta``'s range (999,999,999 days) matches,
+and parsing refuses it."""
+NAIVE_TIME_PATTERN = rf"^{_TIME}$"
+"""A time of day without a UTC offset."""
 NAIVE_DATETIME_PATTERN = rf"^{_DATE}[Tt]{_TIME}$"
 """A date and time without a UTC offset (``NaiveDatetime``). The pattern knows each
 month's length but not leap years: February 29th of a common year matches, and
@@ -72,6 +81,11 @@ class TextFormat:
 
 TEXT_FORMATS = {
     "datetime": TextFormat(
+        "an RFC 3339 date-time, with or without a UTC offset",
+        rf"^{_DATE}[Tt]{_TIME}{_OFFSET}?$",
+        "2024-05-01T10:20:30Z",
+    ),
+    "aware-datetime": TextFormat(
         "an RFC 3339 date-time with a UTC offset",
         rf"^{_DATE}[Tt]{_TIME}{_OFFSET}$",
         "2024-05-01T10:20:30Z",
@@ -81,9 +95,15 @@ TEXT_FORMATS = {
     ),
     "date": TextFormat("an RFC 3339 full-date", rf"^{_DATE}$", "2024-05-01"),
     "time": TextFormat(
+        "an RFC 3339 time, with or without a UTC offset",
+        rf"^{_TIME}{_OFFSET}?$",
+        "10:20:30+02:00",
+    ),
+    "aware-time": TextFormat(
         "an RFC 3339 time with a UTC offset", rf"^{_TIME}{_OFFSET}$", "10:20:30+02:00"
     ),
-    "timedelta": TextFormat("an ISO 8601 duration", rf"^{_DURATION}$", "P1DT2H"),
+    "naive-time": TextFormat("a time without a UTC offset", NAIVE_TIME_PATTERN, "10:20:30"),
+    "timedelta": TextFormat("an ISO 8601 duration", DURATION_PATTERN, "P1DT2H"),
     "decimal": TextFormat("a decimal number", DECIMAL_PATTERN, "12.50"),
     "uuid": TextFormat(
         "a UUID in its hyphenated form",
@@ -92,4 +112,4 @@ TEXT_FORMATS = {
     ),
     "ipv6": TextFormat("an IPv6 address without a zone index", r"^[0-9A-Fa-f:.]+$", "2001:db8::1"),
 }
-"""Core schema kind (``datetime`` split by its time-zone constraint) to its format."""
+"""Core schema kind (``datetime`` and ``time`` split by time-zone constraint) to its format."""

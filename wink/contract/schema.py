@@ -23,7 +23,9 @@ from wink.contract._discriminators import tag_property
 from wink.contract._docstrings import describe_from_docstrings
 from wink.contract._formats import (
     DECIMAL_PATTERN,
+    DURATION_PATTERN,
     NAIVE_DATETIME_PATTERN,
+    NAIVE_TIME_PATTERN,
     scheme_pattern,
     uuid_pattern,
 )
@@ -85,12 +87,19 @@ class _WinkJsonSchema(GenerateJsonSchema):
         return json_schema
 
     def datetime_schema(self, schema: cs.DatetimeSchema) -> JsonSchema:
-        json_schema = super().datetime_schema(schema)
-        if schema.get("tz_constraint") == "naive":
-            # RFC 3339's date-time always has an offset, which a naive datetime refuses.
-            json_schema.pop("format", None)
-            json_schema["pattern"] = NAIVE_DATETIME_PATTERN
+        return _zoned(super().datetime_schema(schema), schema, NAIVE_DATETIME_PATTERN)
+
+    def timedelta_schema(self, schema: cs.TimedeltaSchema) -> JsonSchema:
+        json_schema = super().timedelta_schema(schema)
+        if json_schema.get("format") == "duration":
+            # A timedelta may be negative or hold microseconds, which RFC 3339's
+            # ``duration`` cannot say: a pattern says what is written and read.
+            json_schema.pop("format")
+            json_schema["pattern"] = DURATION_PATTERN
         return json_schema
+
+    def time_schema(self, schema: cs.TimeSchema) -> JsonSchema:
+        return _zoned(super().time_schema(schema), schema, NAIVE_TIME_PATTERN)
 
     def dataclass_schema(self, schema: cs.DataclassSchema) -> JsonSchema:
         json_schema = super().dataclass_schema(schema)
@@ -114,6 +123,21 @@ class _WinkJsonSchema(GenerateJsonSchema):
         if "cls" in schema:
             describe_from_docstrings(json_schema, schema["cls"])
         return json_schema
+
+
+def _zoned(json_schema: JsonSchema, schema: Any, naive_pattern: str) -> JsonSchema:
+    """A date-time's (or time's) schema as parsing reads it, by its time-zone constraint.
+
+    RFC 3339's ``date-time`` and ``time`` always carry a UTC offset: a value that must
+    not have one is shown by a pattern, and one that may or may not have one by both.
+    """
+    constraint = schema.get("tz_constraint")
+    naive: JsonSchema = {"type": "string", "pattern": naive_pattern}
+    if constraint == "naive":
+        return naive
+    if constraint is None:
+        return {"anyOf": [json_schema, naive]}
+    return json_schema
 
 
 class _MarkingJsonSchema(_WinkJsonSchema):
