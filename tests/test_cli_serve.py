@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -154,6 +155,125 @@ def test_stdio_server_writes_its_announcement_and_handler_bugs_to_stderr(
         "Traceback (most recent call last):",
     ]
     assert lines[-1] == "ValueError: notes must not contain TODO markers"
+
+
+# --- stdio: stdout is the protocol's alone ---------------------------------------------
+
+PRINTING_TARGET = """
+import os
+import sys
+
+from pydantic import BaseModel
+
+from wink import Tool, ToolResult
+
+print("printed on import")
+os.write(1, b"written to fd 1 on import\\n")
+
+
+class Params(BaseModel):
+    text: str
+
+
+class Echo(BaseModel):
+    text: str
+
+
+def echo(params, *, context):
+    print("printed by the handler")
+    os.write(1, b"written to fd 1 by the handler\\n")
+    return ToolResult.ok(Echo(text=params.text), message="echoed")
+
+
+tool = Tool[Params, Echo](name="echo", description="Echo the text.", handler=echo)
+"""
+
+PRINTED = [
+    "printed on import",
+    "written to fd 1 on import",
+    "wink serve: serving 1 tool of 'tool' over stdio",
+    "printed by the handler",
+    "written to fd 1 by the handler",
+]
+"""stderr of a printing target's serve, in order."""
+
+
+def printing_target(tmp_path: Path) -> dict[str, str]:
+    """A target whose import and handler print, and an environment where stdout is
+    block-buffered, as it is for an MCP client that starts wink."""
+    (tmp_path / "printing.py").write_text(PRINTING_TARGET)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    return {**env, "PYTHONPATH": str(ROOT)}
+
+
+def test_stdio_call_of_a_printing_handler_succeeds_and_the_prints_go_to_stderr(
+    tmp_path: Path,
+) -> None:
+    env = printing_target(tmp_path)
+    parameters = StdioServerParameters(
+        command=WINK[0], args=[*WINK[1:], "serve", "printing.py:tool"], env=env, cwd=tmp_path
+    )
+
+    async def run() -> types.CallToolResult:
+        with anyio.fail_after(30):
+            transport = stdio_client(parameters, errlog=errlog)
+            async with mcp_sdk.Client(transport, mode="legacy") as client:
+                return await client.call_tool("echo", {"text": "hi"})
+
+    with open(tmp_path / "stderr.txt", "w+") as errlog:
+        result = anyio.run(run)
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert (result.is_error, result.structured_content) == (False, {"text": "hi"})
+    assert stderr.splitlines() == PRINTED
+
+
+def test_stdio_stdout_carries_only_protocol_messages_to_the_end(tmp_path: Path) -> None:
+    env = printing_target(tmp_path)
+    process = subprocess.Popen(
+        [*WINK, "serve", "printing.py:tool"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}},
+    }
+    try:
+        process.stdin.write(json.dumps(initialize).encode() + b"\n")
+        process.stdin.flush()
+        first = process.stdout.readline()
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        process.stdin.write(json.dumps(initialized).encode() + b"\n")
+        process.stdin.write(json.dumps(call).encode() + b"\n")
+        process.stdin.flush()
+        second = process.stdout.readline()
+        # Closing stdin ends the server; everything it writes until it exits is read.
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    answers = [json.loads(line) for line in (first, second)]
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert answers[1]["result"]["structuredContent"] == {"text": "hi"}
+    assert (stdout, process.returncode) == (b"", 0)
+    assert stderr.decode().splitlines() == PRINTED
 
 
 # --- Streamable HTTP: one subprocess, two clients at once -----------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 import threading
@@ -481,3 +482,30 @@ def test_a_prompt_its_policies_refuse_fails_when_the_server_is_built() -> None:
         "'sequential_dependency': dependencies name tools the prompt does not have: 'tset' "
         "(its tools: wait)"
     )
+
+
+def test_protocol_stdout_sends_everything_else_to_stderr_and_restores_stdout(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    original = sys.stdout
+    with mcp.protocol_stdout() as stream:
+        print("a stray print")
+        os.write(1, b"a stray write to fd 1\n")
+        stream.write(b'{"jsonrpc": "2.0"}\n')
+        stream.flush()
+    print("printed after serving")
+    assert sys.stdout is original
+    assert capfd.readouterr() == (
+        '{"jsonrpc": "2.0"}\nprinted after serving\n',
+        "a stray print\na stray write to fd 1\n",
+    )
+
+
+def test_protocol_stdout_is_restored_when_serving_fails(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    original = sys.stdout
+    with pytest.raises(RuntimeError), mcp.protocol_stdout():
+        raise RuntimeError("serving failed")
+    os.write(1, b"stdout again\n")
+    assert (sys.stdout is original, capfd.readouterr()) == (True, ("stdout again\n", ""))

@@ -61,18 +61,16 @@ class ServeCommand(Command):
         from wink.providers import mcp
 
         _log_to_stderr()
-        prompt = served_prompt(load_target(self.target), self.target)
-        try:
-            served = mcp.server(prompt, name=self.name or None)
-        except WinkError as error:
-            raise CliError(f"target {self.target!r}: {error}") from None
-        count = len(served.rendered_prompt.tools)
-        tools = f"{count} tool" if count == 1 else f"{count} tools"
         transport = self.transport or settings.serve_transport
         if transport == "stdio":
-            _announce(f"serving {tools} of {served.name!r} over stdio")
-            anyio.run(mcp.serve_stdio, served)
+            # stdout is the protocol from the first byte: what the target prints while
+            # it loads, renders or runs (at the Python or descriptor level) goes to stderr.
+            with mcp.protocol_stdout() as stdout:
+                served = self._server()
+                _announce(f"serving {_tools(served)} of {served.name!r} over stdio")
+                anyio.run(mcp.serve_stdio, served, stdout)
             return 0
+        served = self._server()
         host = self.host or settings.serve_host
         port = settings.serve_port if self.port is None else self.port
         try:
@@ -85,9 +83,25 @@ class ServeCommand(Command):
             ) from None
         bound_port = sock.getsockname()[1]
         shown_host = f"[{host}]" if ":" in host else host
-        _announce(f"serving {tools} of {served.name!r} on http://{shown_host}:{bound_port}/mcp")
+        _announce(
+            f"serving {_tools(served)} of {served.name!r} on http://{shown_host}:{bound_port}/mcp"
+        )
         anyio.run(_serve_http, served, host, sock)
         return 0
+
+    def _server(self) -> PromptServer:
+        from wink.providers import mcp
+
+        prompt = served_prompt(load_target(self.target), self.target)
+        try:
+            return mcp.server(prompt, name=self.name or None)
+        except WinkError as error:
+            raise CliError(f"target {self.target!r}: {error}") from None
+
+
+def _tools(served: PromptServer) -> str:
+    count = len(served.rendered_prompt.tools)
+    return f"{count} tool" if count == 1 else f"{count} tools"
 
 
 def served_prompt(value: object, target: str) -> Prompt:

@@ -26,13 +26,14 @@ when the last transport stops (``with prompt.resources``).
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -44,6 +45,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from wink.errors import DeadlineExceededError, PromptEvaluationError, VisibilityExpansionRequired
 from wink.prompt import Prompt, RenderedPrompt
+from wink.providers._stdio import protocol_stdout
 from wink.providers.mcp import call_tool_result, tool_specs
 from wink.runtime.budget import BudgetExceededError
 from wink.runtime.call import ToolCall
@@ -301,16 +303,30 @@ def server(
     )
 
 
-async def serve_stdio(served: Server[Any]) -> None:
+async def serve_stdio(served: Server[Any], stdout: BinaryIO | None = None) -> None:
     """Serve ``served`` over this process's stdin and stdout until stdin closes.
 
-    While serving, anything printed to stdout goes to stderr instead, so it cannot
-    corrupt the protocol stream.
+    While serving, anything else written to stdout (a handler's ``print``, a
+    library's or a child process's output) goes to stderr, so it cannot corrupt
+    the protocol stream (see ``protocol_stdout``). ``stdout`` is the protocol
+    stream of a ``protocol_stdout()`` the caller already holds, to divert what
+    loading and rendering the served code prints as well.
     """
+    if stdout is None:
+        with protocol_stdout() as owned:
+            await serve_stdio(served, owned)
+        return
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await served.run(read_stream, write_stream, served.create_initialization_options())
+    text = io.TextIOWrapper(stdout, encoding="utf-8")
+    try:
+        async with stdio_server(stdout=anyio.wrap_file(text)) as (read_stream, write_stream):
+            await served.run(read_stream, write_stream, served.create_initialization_options())
+    finally:
+        # The stream belongs to protocol_stdout: flush it, leave it open.
+        with suppress(OSError, ValueError):
+            text.flush()
+        text.detach()
 
 
 def bind_http_socket(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:

@@ -17,7 +17,8 @@ only, and clients that show ``structuredContent`` to the model will show it.
 
 ``server(prompt)`` serves a prompt's tools with the ``mcp`` package's own server:
 one wink ``Session`` per client, every call through a ``ToolExecutor``;
-``serve_stdio`` and ``serve_http`` run it (see ``PromptServer``).
+``serve_stdio`` and ``serve_http`` run it (see ``PromptServer``); over stdio,
+``protocol_stdout`` keeps stdout for the protocol and sends all else to stderr.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from wink.providers._errors import ProviderPayloadError
 from wink.providers._inline import inline_root_ref, object_root
 from wink.providers._payload import as_data, text_field
 from wink.providers._specs import SpecCache, ToolSource, tools_of
+from wink.providers._stdio import protocol_stdout
 from wink.providers._strict import accepts_null
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
@@ -50,6 +52,7 @@ __all__ = [
     "bind_http_socket",
     "call_tool_result",
     "parse_tool_call",
+    "protocol_stdout",
     "serve_http",
     "serve_stdio",
     "server",
