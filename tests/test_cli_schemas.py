@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -352,4 +353,142 @@ def test_check_of_a_missing_directory_says_how_to_create_it(
     assert capsys.readouterr().err == (
         f"wink: schema directory nowhere does not exist; create it with: "
         f"wink schemas export {TOOLS} --out nowhere --strict false\n"
+    )
+
+
+# --- links inside the schema directory ----------------------------------------------
+
+
+def linked(path: str) -> str:
+    return (
+        f"wink: {path} is a symbolic link; wink does not read, write or remove files through "
+        "links inside the schema directory (replace it with a real folder or file)\n"
+    )
+
+
+def outside_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A folder outside the schema directory, with files named like schema files."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    contents = {"search.json": b"outside search\n", "Old.json": b"outside, not stale\n"}
+    for name, data in contents.items():
+        (outside / name).write_bytes(data)
+    return outside, contents
+
+
+def contents_of(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def test_export_through_a_linked_dialect_folder_is_refused_and_writes_nothing_outside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside, contents = outside_folder(tmp_path)
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "mcp").symlink_to(outside, target_is_directory=True)
+    assert main(["schemas", "export", TOOLS, "--out", "schemas", *TWO_DIALECTS]) == 1
+    assert capsys.readouterr().err == linked("schemas/mcp")
+    assert contents_of(outside) == contents
+    assert files_under(tmp_path / "schemas") == []
+
+
+def test_export_of_a_linked_wire_folder_removes_no_stale_file_outside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside, contents = outside_folder(tmp_path)
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    (tmp_path / "schemas" / "wire").symlink_to(outside, target_is_directory=True)
+    before = {
+        path: (tmp_path / "schemas" / path).read_bytes()
+        for path in files_under(tmp_path / "schemas")
+    }
+    assert (
+        main(["schemas", "export", f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp"]) == 1
+    )
+    assert capsys.readouterr().err == linked("schemas/wire")
+    assert contents_of(outside) == contents
+    after = {
+        path: (tmp_path / "schemas" / path).read_bytes()
+        for path in files_under(tmp_path / "schemas")
+    }
+    assert after == before
+
+
+def test_export_over_a_schema_file_that_is_a_link_is_refused_and_leaves_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside, contents = outside_folder(tmp_path)
+    (tmp_path / "schemas" / "mcp").mkdir(parents=True)
+    (tmp_path / "schemas" / "mcp" / "search.json").symlink_to(outside / "search.json")
+    assert (
+        main(["schemas", "export", f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp"]) == 1
+    )
+    assert capsys.readouterr().err == linked("schemas/mcp/search.json")
+    assert contents_of(outside) == contents
+
+
+def test_export_removes_nothing_an_index_lists_under_a_linked_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside, contents = outside_folder(tmp_path)
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    index_path = tmp_path / "schemas" / "index.json"
+    index = json.loads(index_path.read_text())
+    index["wire"] = {"Old": "elsewhere/Old.json"}
+    index_path.write_text(json.dumps(index))
+    (tmp_path / "schemas" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    assert main(["schemas", "export", TOOLS, "--out", "schemas", "--dialect", "mcp"]) == 1
+    assert capsys.readouterr().err == linked("schemas/elsewhere")
+    assert contents_of(outside) == contents
+
+
+def test_export_replaces_a_hard_linked_schema_file_and_leaves_the_outside_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside, contents = outside_folder(tmp_path)
+    (tmp_path / "schemas" / "mcp").mkdir(parents=True)
+    (tmp_path / "schemas" / "mcp" / "search.json").hardlink_to(outside / "search.json")
+    export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp")
+    assert contents_of(outside) == contents
+    written = (tmp_path / "schemas" / "mcp" / "search.json").read_text()
+    assert json.loads(written)["name"] == "search"
+    assert files_under(tmp_path / "schemas") == ["index.json", "mcp/search.json"]
+
+
+def test_export_to_an_out_path_that_is_itself_a_link_writes_into_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "schemas").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp") == (
+        "wrote 2 files to schemas (0 unchanged, 0 stale removed)\n"
+    )
+    assert files_under(tmp_path / "real") == ["index.json", "mcp/search.json"]
+
+
+def test_check_through_a_linked_dialect_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "elsewhere", "--dialect", "mcp")
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "index.json").write_bytes(
+        (tmp_path / "elsewhere" / "index.json").read_bytes()
+    )
+    (tmp_path / "schemas" / "mcp").symlink_to(
+        tmp_path / "elsewhere" / "mcp", target_is_directory=True
+    )
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", "--dialect", "mcp"]) == 1
+    assert capsys.readouterr() == ("", linked("schemas/mcp"))
+
+
+def test_a_fifo_named_like_a_schema_file_is_refused_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "schemas" / "mcp").mkdir(parents=True)
+    os.mkfifo(tmp_path / "schemas" / "mcp" / "search.json")
+    assert (
+        main(["schemas", "export", f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp"]) == 1
+    )
+    assert capsys.readouterr().err == (
+        "wink: cannot read schemas/mcp/search.json: not a regular file\n"
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from wink.cli.dialects import Dialect
 from wink.cli.failure import CliError
+from wink.cli.schema_directory import SchemaDirectory
 from wink.cli.settings import DIALECT_NAMES
 from wink.cli.wire import wire_schemas
 from wink.tools import Tool
@@ -121,24 +122,23 @@ class WriteSummary:
 
 def write_schema_files(directory: Path, files: Mapping[str, str]) -> WriteSummary:
     """Write ``files`` under ``directory``; owned files (see the module) that are no
-    longer produced are removed, and nothing else is touched."""
+    longer produced are removed, and nothing else is touched.
+
+    Nothing is written, read or removed through a symbolic link inside ``directory``
+    (see ``SchemaDirectory``)."""
     if directory.exists() and not directory.is_dir():
         raise CliError(f"--out {directory} exists and is not a directory")
-    stale = sorted(_owned_files(directory) - set(files))
+    schemas = SchemaDirectory(directory)
+    stale = sorted(_owned_files(schemas) - set(files))
     written, unchanged = [], []
     for relative, text in files.items():
-        path = directory / relative
-        if _read(path) == text:
+        if schemas.read(relative) == text:
             unchanged.append(relative)
             continue
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text.encode("utf-8"))
-        except OSError as error:
-            raise CliError(f"cannot write {path}: {error.strerror or error}") from None
+        schemas.write(relative, text)
         written.append(relative)
     for relative in stale:
-        _remove(directory, relative)
+        schemas.remove(relative)
     return WriteSummary(tuple(written), tuple(unchanged), tuple(stale))
 
 
@@ -166,9 +166,10 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
     """Compare ``directory`` with ``files``: unified diffs, missing files, and owned files
     (see the module) that are not produced."""
     drift = Drift()
+    schemas = SchemaDirectory(directory)
     for relative in sorted(files):
         shown = f"{directory}/{relative}"
-        committed = _read(directory / relative)
+        committed = schemas.read(relative)
         if committed is None:
             drift.missing.append(relative)
             drift.report.append(f"missing: {shown} (the code produces it; it is not on disk)\n")
@@ -182,8 +183,8 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
                     tofile=f"{shown} (from code)",
                 )
             )
-    for relative in sorted(_owned_files(directory) - set(files)):
-        if (directory / relative).is_file():
+    for relative in sorted(_owned_files(schemas) - set(files)):
+        if schemas.is_file(relative):
             drift.extra.append(relative)
             drift.report.append(
                 f"extra: {directory}/{relative} (on disk; no tool or dialect produces it)\n"
@@ -191,33 +192,17 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
     return drift
 
 
-def _owned_files(directory: Path) -> set[str]:
+def _owned_files(schemas: SchemaDirectory) -> set[str]:
     """The JSON files of the dialect and wire folders, and the files the index lists."""
-    owned = _previously_listed(directory)
+    owned = _previously_listed(schemas)
     for folder in _OWNED_FOLDERS:
-        if (directory / folder).is_dir():
-            owned.update(
-                path.relative_to(directory).as_posix()
-                for path in (directory / folder).rglob("*.json")
-                if path.is_file()
-            )
+        owned.update(schemas.json_files(folder))
     return owned
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as error:
-        raise CliError(f"cannot read {path}: not valid UTF-8 (at byte {error.start})") from None
-    except OSError as error:
-        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
-
-
-def _previously_listed(directory: Path) -> set[str]:
+def _previously_listed(schemas: SchemaDirectory) -> set[str]:
     """Files the existing index says an earlier export wrote."""
-    index = _committed_index(directory)
+    index = _committed_index(schemas)
     if index is None:
         return set()
     listed: set[str] = set()
@@ -227,14 +212,14 @@ def _previously_listed(directory: Path) -> set[str]:
     return {p for p in listed if _is_inside(p)}
 
 
-def _committed_index(directory: Path) -> dict[str, Any] | None:
+def _committed_index(schemas: SchemaDirectory) -> dict[str, Any] | None:
     """The ``index.json`` in ``directory``, checked, or ``None`` when there is none.
 
     wink decides which files it owns from it, so one it did not write stops the
     command (one line naming the file and the field) rather than being guessed at.
     """
-    path = directory / INDEX
-    text = _read(path) if directory.is_dir() else None
+    path = schemas.path / INDEX
+    text = schemas.read(INDEX) if schemas.path.is_dir() else None
     if text is None:
         return None
     try:
@@ -300,17 +285,6 @@ def _is_inside(relative: str) -> bool:
     return bool(parts) and not Path(relative).is_absolute() and ".." not in parts
 
 
-def _remove(directory: Path, relative: str) -> None:
-    path = directory / relative
-    try:
-        path.unlink(missing_ok=True)
-        parent = path.parent
-        if parent != directory and not any(parent.iterdir()):
-            parent.rmdir()
-    except OSError as error:
-        raise CliError(f"cannot remove stale {path}: {error.strerror or error}") from None
-
-
 @dataclass(frozen=True, slots=True)
 class ExportOptions:
     """The options a schema directory is exported with, as its ``index.json`` records them."""
@@ -352,7 +326,7 @@ class ExportOptions:
 
 def committed_options(directory: Path) -> ExportOptions | None:
     """The options the ``index.json`` in ``directory`` records, or ``None`` when it has none."""
-    index = _committed_index(directory)
+    index = _committed_index(SchemaDirectory(directory))
     if index is None:
         return None
     return ExportOptions(index["dialects"], index["wire"] != {})
