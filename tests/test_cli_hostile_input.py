@@ -340,6 +340,28 @@ def test_a_target_that_prints_leaves_the_validate_summary_alone(
     assert captured.err == "loading tools\n"
 
 
+DESCRIPTOR_TARGET = f"""\
+import os
+import sys
+os.write(1, b"written to fd 1 on import\\n")
+sys.__stdout__.write("written to sys.__stdout__ on import\\n")
+sys.__stdout__.flush()
+sys.path.insert(0, {str(SHOP.parent)!r})
+from shop import search
+tools = [search]
+"""
+
+
+def test_a_target_that_writes_to_the_stdout_descriptor_leaves_the_tools_json_valid(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "noisy.py").write_text(DESCRIPTOR_TARGET)
+    assert main(["tools", "noisy.py:tools"]) == 0
+    captured = capfd.readouterr()
+    assert [spec["function"]["name"] for spec in json.loads(captured.out)] == ["search"]
+    assert captured.err == "written to fd 1 on import\nwritten to sys.__stdout__ on import\n"
+
+
 SURROGATE_TARGET = """\
 from dataclasses import dataclass, field
 

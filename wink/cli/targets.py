@@ -28,6 +28,7 @@ from typing import Any
 from wink.cli.failure import EXIT_USAGE, CliError
 from wink.errors import WinkError
 from wink.prompt import Prompt, PromptTemplate, RenderedPrompt, Section
+from wink.providers.mcp import protocol_stdout
 from wink.tools import Tool
 
 __all__ = ["load_target", "output_to_stderr", "resolve_targets", "tools_of"]
@@ -93,9 +94,10 @@ def output_to_stderr() -> Iterator[None]:
     """Send what user code prints (a target's module, its validators) to stderr.
 
     stdout carries only the command's own output (JSON specs, a summary), so that
-    ``wink tools ... > specs.json`` stays valid JSON whatever the target prints.
+    ``wink tools ... > specs.json`` stays valid JSON whatever the target writes:
+    ``print``, ``sys.__stdout__``, file descriptor 1, a child process.
     """
-    with contextlib.redirect_stdout(sys.stderr):
+    with protocol_stdout():
         yield
 
 
