@@ -77,11 +77,8 @@ class SchemaDirectory:
                 raise CliError(_link_message(shown))
             temporary = f".{name}.{secrets.token_hex(8)}.tmp"
             try:
-                fd = os.open(temporary, _NEW, 0o666, dir_fd=parent)
-                try:
-                    os.write(fd, text.encode("utf-8"))
-                finally:
-                    os.close(fd)
+                with open(os.open(temporary, _NEW, 0o666, dir_fd=parent), "wb") as file:
+                    file.write(text.encode("utf-8"))
                 os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
             except OSError as error:
                 _discard(parent, temporary)
@@ -133,19 +130,26 @@ class SchemaDirectory:
 
     def _collect(self, fd: int, relative: str, found: set[str]) -> None:
         with os.scandir(fd) as entries:
-            listed = [(entry.name, entry.is_symlink()) for entry in entries]
-        for name, is_link in sorted(listed):
+            listed = sorted(
+                (
+                    entry.name,
+                    entry.is_symlink(),
+                    entry.is_dir(follow_symlinks=False),
+                    entry.is_file(follow_symlinks=False),
+                )
+                for entry in entries
+            )
+        for name, is_link, is_folder, is_file in listed:
             path = f"{relative}/{name}"
             if is_link:
                 raise CliError(_link_message(self.path / path))
-            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
+            if is_folder:
                 child = self._open_folder(fd, name, self.path / path)
                 try:
                     self._collect(child, path, found)
                 finally:
                     os.close(child)
-            elif stat.S_ISREG(mode) and name.endswith(".json"):
+            elif is_file and name.endswith(".json"):
                 found.add(path)
 
     @contextmanager
@@ -218,6 +222,8 @@ def _exists(parent: int, name: str) -> bool:
         os.stat(name, dir_fd=parent, follow_symlinks=False)
     except FileNotFoundError:
         return False
+    except OSError:  # there, but not to be looked at: opening it says why
+        return True
     return True
 
 
