@@ -178,6 +178,9 @@ class Params(BaseModel):
 class Echo(BaseModel):
     text: str
 
+    def render(self):
+        return self.text
+
 
 def echo(params, *, context):
     print("printed by the handler")
