@@ -268,18 +268,23 @@ def test_a_lazily_built_resource_whose_snapshot_raises_is_not_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    "error", [KeyboardInterrupt(), SystemExit(3), GeneratorExit()], ids=lambda e: type(e).__name__
+    ("error", "described"),
+    [
+        (KeyboardInterrupt(), "KeyboardInterrupt"),
+        (SystemExit(3), "SystemExit: 3"),
+        (GeneratorExit(), "GeneratorExit"),
+    ],
+    ids=lambda e: type(e).__name__ if isinstance(e, BaseException) else "",
 )
 def test_a_base_exception_from_the_handler_is_recorded_then_re_raised(
-    error: BaseException,
+    error: BaseException, described: str
 ) -> None:
     executor, session, fs = setup()
     RAISED["interrupt"] = error
-    with pytest.raises(type(error)):
+    with pytest.raises(type(error)) as raised:
         executor.execute(ToolCall("act", '{"how": "interrupt"}'))
-    name = type(error).__name__
-    message = f"Tool 'act' was interrupted by {describe_error(error)}; rolled back"
-    assert message.startswith(f"Tool 'act' was interrupted by {name}")
+    assert raised.value is error
+    message = f"Tool 'act' was interrupted by {described}; rolled back"
     assert invoked(session) == [("act", False, message)]
     assert_rolled_back(session, fs)
 
