@@ -345,18 +345,13 @@ def _turn_entry(
     calls: list[dict[str, Any]],
     origin: datetime | None,
 ) -> str:
-    requested, replied = _time(exchange, "requested_at"), _time(exchange, "replied_at")
-    timing = []
-    if requested is not None and origin is not None:
-        timing.append(f"+{_ms(requested - origin)}")
-    if requested is not None and replied is not None:
-        timing.append(f"model took {_ms(replied - requested)}")
+    timing = _timing(exchange, origin, ("requested_at", "replied_at"), took="model took")
     input_tokens, output_tokens = _tokens(exchange.get("usage"))
     asked = exchange.get("tool_calls") or []
     called = f"called {', '.join(map(str, asked))}" if asked else "answered"
     head = [
         f'<span class="turn-label">turn {number}</span>',
-        f'<span class="timing">{_text(" · ".join(timing))}</span>',
+        f'<span class="timing">{_text(timing)}</span>',
         f'<span class="usage">{input_tokens} in · {output_tokens} out tokens</span>',
         f'<span class="called">{_text(called)}</span>',
     ]
@@ -406,13 +401,20 @@ def _call_entry(number: int, call: dict[str, Any], origin: datetime | None) -> s
     return f"<li {attributes}>" + "".join(body) + "</li>"
 
 
-def _timing(record: Mapping[str, Any], origin: datetime | None) -> str:
-    started, finished = _time(record, "started_at"), _time(record, "finished_at")
+def _timing(
+    record: Mapping[str, Any],
+    origin: datetime | None,
+    keys: tuple[str, str] = ("started_at", "finished_at"),
+    *,
+    took: str = "took",
+) -> str:
+    """When ``record`` started after ``origin``, and how long it took, as far as known."""
+    started, finished = _time(record, keys[0]), _time(record, keys[1])
     timing = []
     if started is not None and origin is not None:
         timing.append(f"+{_ms(started - origin)}")
     if started is not None and finished is not None:
-        timing.append(f"took {_ms(finished - started)}")
+        timing.append(f"{took} {_ms(finished - started)}")
     return " · ".join(timing)
 
 
