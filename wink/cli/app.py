@@ -33,7 +33,7 @@ _EXIT_BROKEN_PIPE = 141
 
 
 class WinkCommand(BaseSettings):
-    """Provider tool schemas from typed wink tools: print, export, check, validate, serve.
+    """Provider tool schemas from typed wink tools: print, export, check, validate, serve, trace.
 
     Options left unset take the project setting: WINK_* environment variables, then
     [tool.wink] in the nearest pyproject.toml at or above the current directory
