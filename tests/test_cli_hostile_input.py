@@ -466,6 +466,21 @@ def test_an_index_json_wink_did_not_write_is_one_line_naming_the_file_and_field(
     assert (tmp_path / "schemas" / "index.json").read_text() == index
 
 
+def test_an_index_listing_a_path_with_a_nul_byte_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schemas", "export", TOOLS, "--out", "schemas", "--dialect", "mcp"]) == 0
+    index_path = tmp_path / "schemas" / "index.json"
+    index = json.loads(index_path.read_text())
+    index["wire"] = {"Old": "mcp/old\u0000.json"}
+    index_path.write_text(json.dumps(index))
+    capsys.readouterr()
+    assert main(["schemas", "export", TOOLS, "--out", "schemas", "--dialect", "mcp"]) == 1
+    assert capsys.readouterr().err == (
+        "wink: schema directory schemas: invalid path: 'mcp/old\\x00.json'\n"
+    )
+
+
 def test_an_index_json_that_is_not_utf8_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -115,6 +115,19 @@ def test_export_removes_stale_files_of_its_folders_and_keeps_the_users(
     ]
 
 
+def test_export_removes_a_folder_its_stale_files_leave_empty_and_keeps_other_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    (tmp_path / "schemas" / "fixtures").mkdir()
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    assert sorted(path.name for path in (tmp_path / "schemas").iterdir()) == [
+        "fixtures",
+        "index.json",
+        "mcp",
+    ]
+
+
 def test_export_with_wire_writes_the_wire_type_schemas(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -555,3 +555,142 @@ def test_a_platform_without_directory_relative_calls_cannot_build_one(
         "HostFilesystem cannot confine paths on this platform: it lacks dir_fd support in "
         "open, mkdir, unlink, rmdir, rename, symlink, readlink and the flags O_NOFOLLOW"
     )
+
+
+# --- entries, bytes and empty directories -----------------------------------------------------
+
+
+def test_a_refused_symlink_is_named_on_the_error_by_its_path_from_the_root(
+    places: tuple[Path, Path],
+) -> None:
+    root, outside = places
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "work").symlink_to(outside)
+    (root / "a" / "file.txt").symlink_to(outside / "a.txt")
+    filesystem = HostFilesystem(root)
+    refusals = {
+        "./a//b/work/sub/b.txt": lambda path: filesystem.read(path),
+        "a/b/work": lambda path: filesystem.list(path),
+        "a/./file.txt": lambda path: filesystem.write(path, "x"),
+    }
+    links = []
+    for path, attempt in refusals.items():
+        with pytest.raises(FilesystemError) as raised:
+            attempt(path)
+        links.append(raised.value.link)
+    assert links == ["a/b/work", "a/b/work", "a/file.txt"]
+    with pytest.raises(FilesystemError) as missing:
+        filesystem.read("a/none.txt")
+    assert missing.value.link is None
+    assert disk_tree(outside) == OUTSIDE_TREE
+
+
+def test_lstat_describes_the_entry_itself_and_is_none_when_absent(
+    places: tuple[Path, Path],
+) -> None:
+    root, outside = places
+    (root / "d").mkdir()
+    (root / "d" / "f.txt").write_bytes(b"12345")
+    (root / "d" / "link").symlink_to(outside / "a.txt")
+    (root / "plain").write_bytes(b"")
+    filesystem = HostFilesystem(root)
+    kinds = {
+        path: None if (status := filesystem.lstat(path)) is None else stat.S_IFMT(status.st_mode)
+        for path in (".", "d", "d/f.txt", "d/link", "d/none", "none/f.txt", "plain/f.txt")
+    }
+    assert kinds == {
+        ".": stat.S_IFDIR,
+        "d": stat.S_IFDIR,
+        "d/f.txt": stat.S_IFREG,
+        "d/link": stat.S_IFLNK,
+        "d/none": None,
+        "none/f.txt": None,
+        "plain/f.txt": None,
+    }
+    status = filesystem.lstat("d/f.txt")
+    assert status is not None and status.st_size == 5
+    with pytest.raises(FilesystemError) as raised:
+        filesystem.lstat("d/link/x")
+    assert (str(raised.value), raised.value.link) == (
+        "path 'd/link/x' goes through the symlink 'd/link'; symlinks are never followed",
+        "d/link",
+    )
+
+
+def test_read_bytes_returns_any_bytes_and_refuses_what_read_refuses(tmp_path: Path) -> None:
+    (tmp_path / "bin.dat").write_bytes(b"\xff\x00text")
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    filesystem = HostFilesystem(tmp_path)
+    assert filesystem.read_bytes("bin.dat") == b"\xff\x00text"
+    messages = []
+    for path in ("dir", "pipe", "none"):
+        with pytest.raises(FilesystemError) as raised:
+            filesystem.read_bytes(path)
+        messages.append(str(raised.value))
+    assert messages == [
+        "is a directory, not a file: 'dir'",
+        "is a FIFO, not a regular file: 'pipe'",
+        "no such file: 'none'",
+    ]
+
+
+def test_remove_directory_removes_only_an_empty_real_directory(
+    places: tuple[Path, Path],
+) -> None:
+    root, outside = places
+    (root / "empty").mkdir()
+    (root / "full").mkdir()
+    (root / "full" / "f.txt").write_bytes(b"kept")
+    (root / "file.txt").write_bytes(b"kept")
+    (root / "work").symlink_to(outside / "sub")
+    (outside / "empty").mkdir()
+    (root / "to-empty").symlink_to(outside / "empty")
+    filesystem = HostFilesystem(root)
+    filesystem.remove_directory("empty")
+    messages = []
+    for path in ("full", "file.txt", "work", "to-empty", "none", "."):
+        with pytest.raises(FilesystemError) as raised:
+            filesystem.remove_directory(path)
+        messages.append(str(raised.value))
+    assert messages == [
+        "cannot remove 'full': Directory not empty",
+        "is a file, not a directory: 'file.txt'",
+        "is a symlink; symlinks are never followed: 'work'",
+        "is a symlink; symlinks are never followed: 'to-empty'",
+        "no such directory: 'none'",
+        "cannot remove the root directory: '.'",
+    ]
+    assert disk_tree(root) == {
+        "file.txt": b"kept",
+        "full": None,
+        "full/f.txt": b"kept",
+        "to-empty": f"-> {outside / 'empty'}",
+        "work": f"-> {outside / 'sub'}",
+    }
+    assert (outside / "empty").is_dir()
+
+
+def test_remove_directory_is_refused_while_a_snapshot_is_alive(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    filesystem = HostFilesystem(tmp_path)
+    token = filesystem.snapshot()
+    with pytest.raises(FilesystemError) as raised:
+        filesystem.remove_directory("empty")
+    assert str(raised.value) == (
+        "cannot remove the directory 'empty' while a snapshot is alive: restore does not put "
+        "directories back"
+    )
+    del token
+    filesystem.remove_directory("empty")
+    assert disk_tree(tmp_path) == {}
+
+
+def test_writes_and_deletes_without_a_snapshot_journal_nothing(tmp_path: Path) -> None:
+    filesystem = HostFilesystem(tmp_path)
+    filesystem.write("d/a.txt", "a")
+    filesystem.write("d/a.txt", "b")
+    filesystem.delete("d/a.txt")
+    filesystem.remove_directory("d")
+    held = {name: getattr(filesystem, name) for name in ("_journal", "_ours", "_held", "_touched")}
+    assert held == {"_journal": [], "_ours": {}, "_held": {}, "_touched": set()}

@@ -65,6 +65,10 @@ __all__ = [
 class FilesystemError(WinkError):
     """A filesystem operation was refused or failed; the message names the path."""
 
+    link: str | None = None
+    """When ``HostFilesystem`` refused a symlink: its path from the root (the path
+    itself or a directory on it)."""
+
 
 class FileNotFoundInFilesystemError(FilesystemError, FileNotFoundError):
     """The path names no file (also a builtin ``FileNotFoundError``)."""
@@ -446,18 +450,23 @@ class HostFilesystem:
 
     def read(self, path: str) -> str:
         """The text (UTF-8) of the file at ``path``."""
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FilesystemError(f"not a UTF-8 text file: {path!r}") from None
+
+    def read_bytes(self, path: str) -> bytes:
+        """The bytes of the file at ``path``."""
         parts = self._mount.relative(path)
         if not parts:
             raise FilesystemError(f"is a directory, not a file: {path!r}")
         directory = self._open_parent(parts, path, "read")
         try:
-            data, _ = _read_regular(directory, parts[-1], path, "read")
+            data, _ = _read_regular(directory, parts, path, "read")
         finally:
             os.close(directory)
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise FilesystemError(f"not a UTF-8 text file: {path!r}") from None
+        return data
 
     def write(self, path: str, content: str) -> None:
         """Create or replace the file at ``path``, creating missing parent directories.
@@ -487,15 +496,20 @@ class HostFilesystem:
 
     def exists(self, path: str) -> bool:
         """Whether an entry (file, directory, or a symlink, not followed) exists at ``path``."""
+        return self.lstat(path) is not None
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        """The status of the entry at ``path`` itself (a symlink is not followed), or
+        ``None`` when there is none."""
         parts = self._mount.relative(path)
         if not parts:
-            return True
+            return os.fstat(self._root_fd)
         try:
             directory = self._open_parent(parts, path, "check")
         except (FileNotFoundInFilesystemError, _NotDirectory):
-            return False
+            return None
         try:
-            return _lstat(directory, parts[-1], path, "check") is not None
+            return _lstat(directory, parts[-1], path, "check")
         finally:
             os.close(directory)
 
@@ -511,6 +525,30 @@ class HostFilesystem:
                 self._delete_in(directory, parts, path, journaling)
             finally:
                 os.close(directory)
+
+    def remove_directory(self, path: str) -> None:
+        """Remove the empty directory at ``path`` (a symlink is refused, not removed).
+
+        Refused while a snapshot is alive: ``restore`` does not put directories back.
+        """
+        parts = self._mount.relative(path)
+        if not parts:
+            raise FilesystemError(f"cannot remove the root directory: {path!r}")
+        with self._lock:
+            if self._journaling():
+                raise FilesystemError(
+                    f"cannot remove the directory {path!r} while a snapshot is alive: "
+                    "restore does not put directories back"
+                )
+            parent = self._open_parent(parts, path, "remove")
+            try:
+                os.rmdir(parts[-1], dir_fd=parent)  # a symlink is never followed: ENOTDIR
+            except FileNotFoundError:
+                raise FileNotFoundInFilesystemError(f"no such directory: {path!r}") from None
+            except OSError as error:
+                raise _refusal(parent, parts, path, "remove", error, target=True) from None
+            finally:
+                os.close(parent)
 
     def snapshot(self) -> object:
         """An O(1) token of the current state, for ``restore``."""
@@ -655,7 +693,7 @@ class HostFilesystem:
         name = parts[-1]
         occupant = _lstat(directory, name, path, "write")
         if occupant is not None:
-            _refuse_unless_regular(occupant, path)
+            _refuse_unless_regular(occupant, parts, path)
         if journaling:
             self._journal_first_change(parts[:-1], directory, name, path, "write")
         temporary = f".wink-{secrets.token_hex(8)}.tmp"
@@ -690,7 +728,7 @@ class HostFilesystem:
         if occupant is None:
             raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
         if not stat.S_ISLNK(occupant.st_mode):
-            _refuse_unless_regular(occupant, path)
+            _refuse_unless_regular(occupant, parts, path)
         if journaling:
             self._journal_first_change(parts[:-1], directory, name, path, "delete")
         try:
@@ -715,7 +753,7 @@ class HostFilesystem:
         identity = _identity(os.fstat(directory))
         if (identity, name) in self._touched:
             return
-        prior = _prior(directory, name, path, verb, self._ours)
+        prior = _prior(directory, (*parent, name), path, verb, self._ours)
         self._journal_change(parent, directory, identity, name, prior)
 
     def _journal_change(
@@ -898,7 +936,8 @@ def _put_back_file(directory: int, name: str, prior: _PriorFile, *, replace: boo
 def _refusal(
     directory: int, walked: tuple[str, ...], path: str, verb: str, error: OSError, target: bool
 ) -> FilesystemError:
-    """Why the name ``walked[-1]`` of ``directory`` could not be opened as a directory.
+    """Why the name ``walked[-1]`` of ``directory`` could not be opened (or removed) as a
+    directory.
 
     ``target``: the name is the directory ``path`` itself, not one of its parents.
     """
@@ -908,16 +947,25 @@ def _refusal(
         return FilesystemError(f"cannot {verb} {path!r}: {error.strerror}")
     if stat.S_ISLNK(status.st_mode):
         if target:
-            return FilesystemError(f"is a symlink; symlinks are never followed: {path!r}")
-        return FilesystemError(
+            return _symlink_refused(
+                f"is a symlink; symlinks are never followed: {path!r}", _joined(walked)
+            )
+        return _symlink_refused(
             f"path {path!r} goes through the symlink {_joined(walked)!r}; symlinks are never "
-            "followed"
+            "followed",
+            _joined(walked),
         )
     if not stat.S_ISDIR(status.st_mode):
         if target:
             return _NotDirectory(f"is a file, not a directory: {path!r}")
         return _NotDirectory(f"a parent of {path!r} is a file, not a directory")
     return FilesystemError(f"cannot {verb} {path!r}: {error.strerror}")
+
+
+def _symlink_refused(message: str, link: str) -> FilesystemError:
+    error = FilesystemError(message)
+    error.link = link
+    return error
 
 
 def _lstat(directory: int, name: str, path: str, verb: str) -> os.stat_result | None:
@@ -930,14 +978,16 @@ def _lstat(directory: int, name: str, path: str, verb: str) -> os.stat_result | 
         raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
 
 
-def _refuse_unless_regular(status: os.stat_result, path: str) -> None:
+def _refuse_unless_regular(status: os.stat_result, walked: tuple[str, ...], path: str) -> None:
     mode = status.st_mode
     if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
         raise FilesystemError(f"is a directory, not a file: {path!r}")
     if stat.S_ISLNK(mode):
-        raise FilesystemError(f"is a symlink; symlinks are never followed: {path!r}")
+        raise _symlink_refused(
+            f"is a symlink; symlinks are never followed: {path!r}", _joined(walked)
+        )
     raise FilesystemError(f"is {_kind(mode)}, not a regular file: {path!r}")
 
 
@@ -953,8 +1003,12 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _read_regular(directory: int, name: str, path: str, verb: str) -> tuple[bytes, os.stat_result]:
-    """The bytes of the regular file ``name``; anything else is refused without blocking."""
+def _read_regular(
+    directory: int, walked: tuple[str, ...], path: str, verb: str
+) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``walked[-1]`` of ``directory``; anything else is
+    refused without blocking."""
+    name = walked[-1]
     try:
         descriptor = os.open(name, _FILE_FLAGS, dir_fd=directory)
     except FileNotFoundError:
@@ -963,11 +1017,11 @@ def _read_regular(directory: int, name: str, path: str, verb: str) -> tuple[byte
         # ELOOP for a symlink, ENXIO for a socket: say which from the entry itself.
         status = _lstat(directory, name, path, verb)
         if status is not None:
-            _refuse_unless_regular(status, path)
+            _refuse_unless_regular(status, walked, path)
         raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
     try:
         status = os.fstat(descriptor)
-        _refuse_unless_regular(status, path)  # opened, not read: a FIFO is never waited on
+        _refuse_unless_regular(status, walked, path)  # opened, not read: a FIFO is never waited on
     except BaseException:
         os.close(descriptor)
         raise
@@ -995,8 +1049,9 @@ def _put_back(
 
 
 def _prior(
-    directory: int, name: str, path: str, verb: str, ours: Mapping[_Identity, int]
+    directory: int, walked: tuple[str, ...], path: str, verb: str, ours: Mapping[_Identity, int]
 ) -> _Prior:
+    name = walked[-1]
     status = _lstat(directory, name, path, verb)
     if status is None:
         return None
@@ -1006,7 +1061,7 @@ def _prior(
         except OSError as error:
             raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
         return _PriorLink(target, ours.get(_identity(status)))
-    data, status = _read_regular(directory, name, path, verb)
+    data, status = _read_regular(directory, walked, path, verb)
     return _PriorFile(data, stat.S_IMODE(status.st_mode), ours.get(_identity(status)))
 
 
