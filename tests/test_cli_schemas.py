@@ -128,6 +128,21 @@ def test_export_removes_a_folder_its_stale_files_leave_empty_and_keeps_other_fol
     ]
 
 
+def test_an_index_spelling_a_path_with_dot_slash_does_not_make_a_written_file_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    index_path = tmp_path / "schemas" / "index.json"
+    index = json.loads(index_path.read_text())
+    for entry in index["tools"].values():
+        entry["files"] = {name: f"./{path}" for name, path in entry["files"].items()}
+    index_path.write_text(json.dumps(index))
+    before = files_under(tmp_path / "schemas" / "mcp")
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    assert files_under(tmp_path / "schemas" / "mcp") == before
+    assert before != []
+
+
 def test_export_with_wire_writes_the_wire_type_schemas(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -209,7 +209,9 @@ def _previously_listed(schemas: SchemaDirectory) -> set[str]:
     for entry in index["tools"].values():
         listed.update(entry["files"].values())
     listed.update(index["wire"].values())
-    return {p for p in listed if _is_inside(p)}
+    # Spelled as the files export writes (``./mcp/x.json`` is ``mcp/x.json``), so a
+    # hand-edited listing never makes a file just written look stale.
+    return {Path(p).as_posix() for p in listed if _is_inside(p)}
 
 
 def _committed_index(schemas: SchemaDirectory) -> dict[str, Any] | None:
