@@ -721,3 +721,168 @@ def test_an_evaluation_saved_without_its_turns_still_holds_its_calls() -> None:
     ]
     assert [article.count('<li class="turn"') for article in evaluations] == [0, 0]
     assert "0 turns" in page
+
+
+# --- state over time ----------------------------------------------------------------------
+
+
+def test_a_session_without_history_says_what_the_page_shows_and_how_to_keep_it() -> None:
+    page = recorded_session().to_html()
+    assert (
+        '<section id="state"><h2>State at the end</h2>\n'
+        '<p class="note">This session kept no history, so each slice shows only its final '
+        "values. Create it with Session(keep_history=True) to see every version of each "
+        'slice, with the tool call that made it.</p>\n<div class="slices">'
+    ) in page
+    assert '<section id="history">' not in page
+
+
+@dataclass(frozen=True)
+class Nothing:
+    pass
+
+
+@tool
+def sabotage(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+    """Add a step to the plan, then fail."""
+    from wink.contrib.planning import AddStep
+
+    context.session.dispatch(AddStep(steps=("never kept",)))
+    raise RuntimeError("sabotaged")
+
+
+def planned_session() -> Session:
+    from wink.contrib.planning import PlanningToolsSection
+    from wink.testing import ScriptedAdapter, call
+
+    session = Session(keep_history=True)
+    template = PromptTemplate(
+        ns="tests",
+        key="plan",
+        sections=[
+            PlanningToolsSection(),
+            MarkdownSection(title="Mischief", key="mischief", template="No.", tools=[sabotage]),
+        ],
+    )
+    ScriptedAdapter(
+        [
+            call("planning_setup_plan", {"objective": "Ship", "initial_steps": ["build"]}, "p1"),
+            call("planning_add_step", {"steps": ["test"]}, "p2"),
+            call("sabotage", {}, "p3"),
+            call("planning_update_step", {"step_id": 1, "status": "done"}, "p4"),
+            "shipped",
+        ]
+    ).evaluate(Prompt(template), session=session)
+    return session
+
+
+class _Versions(HTMLParser):
+    """Per slice history of a DOM: its type, and each version's attributes and head texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.histories: list[dict[str, Any]] = []
+        self._field: str | None = None
+        self._section = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {key: value or "" for key, value in attrs}
+        classes = attributes.get("class", "").split()
+        if tag == "section":
+            self._section = attributes.get("id", "")
+        if self._section != "history":
+            return
+        if tag == "div" and "slice-history" in classes:
+            self.histories.append({"type": attributes["data-type"], "versions": []})
+        elif tag == "li" and "version" in classes:
+            version = {"class": attributes["class"], "data-call": attributes.get("data-call", "")}
+            self.histories[-1]["versions"].append(version)
+        elif tag == "span" and classes and self.histories and self.histories[-1]["versions"]:
+            self._field = classes[0]
+        elif tag == "pre" and self.histories and self.histories[-1]["versions"]:
+            self._field = "values"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._field = None
+
+    def handle_data(self, data: str) -> None:
+        if self._field is None or self._field == "timing":  # timings vary from run to run
+            return
+        version = self.histories[-1]["versions"][-1]
+        version[self._field] = version.get(self._field, "") + data
+
+
+def plan(*steps: tuple[int, str, str], next_id: int) -> str:
+    shown = [{"step_id": i, "title": title, "status": status} for i, title, status in steps]
+    value = {"objective": "Ship", "status": "active", "steps": shown, "next_step_id": next_id}
+    return json.dumps([value], indent=2)
+
+
+def test_the_page_shows_the_plans_versions_over_time_in_chromium(
+    chromium: str, tmp_path: Path
+) -> None:
+    saved = tmp_path / "session.json"
+    saved.write_text(planned_session().snapshot().to_json())
+    page = tmp_path / "trace.html"
+    assert main(["trace", str(saved), "--html", str(page)]) == 0
+    dumped = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert '<section id="history"><h2>State over time</h2>' in dumped.stdout
+    assert '<p class="note">' not in dumped.stdout
+    parser = _Versions()
+    parser.feed(dumped.stdout)
+    one = (1, "build", "pending")
+    two = (2, "test", "pending")
+    assert parser.histories == [
+        {
+            "type": "wink.contrib.planning:Plan",
+            "versions": [
+                {
+                    "class": "version",
+                    "data-call": "call-1",
+                    "version-label": "version 1",
+                    "cause": "result value",
+                    "made-by": "by call-1 planning_setup_plan (p1), in evaluation 1, turn 1",
+                    "values": plan(one, next_id=2),
+                },
+                {
+                    "class": "version",
+                    "data-call": "call-2",
+                    "version-label": "version 2",
+                    "cause": "result value",
+                    "made-by": "by call-2 planning_add_step (p2), in evaluation 1, turn 2",
+                    "values": plan(one, two, next_id=3),
+                },
+                {
+                    "class": "version undone",
+                    "data-call": "call-3",
+                    "version-label": "version 3",
+                    "cause": "AddStep",
+                    "made-by": "during call-3 sabotage (p3), in evaluation 1, turn 3",
+                    "rolled-back": "rolled back",
+                    "values": plan(one, two, (3, "never kept", "pending"), next_id=4),
+                },
+                {
+                    "class": "version restore",
+                    "data-call": "call-3",
+                    "version-label": "version 4",
+                    "cause": "restored",
+                    "made-by": "during call-3 sabotage (p3), in evaluation 1, turn 3",
+                    "values": plan(one, two, next_id=3),
+                },
+                {
+                    "class": "version",
+                    "data-call": "call-4",
+                    "version-label": "version 5",
+                    "cause": "result value",
+                    "made-by": "by call-4 planning_update_step (p4), in evaluation 1, turn 4",
+                    "values": plan((1, "build", "done"), two, next_id=3),
+                },
+            ],
+        }
+    ]

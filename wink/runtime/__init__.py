@@ -18,6 +18,7 @@ from wink.runtime.budget import (
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
 from wink.runtime.events import ToolInvoked
+from wink.runtime.history import SliceVersion
 from wink.runtime.observers import Observer
 from wink.runtime.reducers import append, replace_latest, upsert_by
 from wink.runtime.session import Reducer, Session, SliceAccessor, SliceKind
@@ -40,6 +41,7 @@ __all__ = [
     "SliceAccessor",
     "SliceKind",
     "SliceValues",
+    "SliceVersion",
     "Snapshot",
     "SnapshotError",
     "TokenUsage",

@@ -26,6 +26,7 @@ from pydantic_core import TzInfo, to_jsonable_python
 
 from wink.contract.messages import short_repr
 from wink.runtime._json_path import shown_path
+from wink.runtime._vector import SliceValues
 
 __all__ = ["MAX_DEPTH", "describe", "difference", "unsavable"]
 
@@ -211,7 +212,7 @@ def _children(value: object) -> Iterator[tuple[str | int, Any]] | None:
         return ((field.name, getattr(value, field.name)) for field in dataclasses.fields(value))
     if isinstance(value, Mapping):
         return iter(value.items())
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, list | tuple | set | frozenset | SliceValues):
         return enumerate(value)
     return None
 
@@ -266,7 +267,7 @@ def _difference(saved: Any, loaded: Any) -> _Found | None:
         if isinstance(saved, BaseModel) and (saved.model_extra or loaded.model_extra):
             return _mapping_difference(saved.model_extra or {}, loaded.model_extra or {})
         return None
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is SliceValues:
         if len(saved) != len(loaded):
             return [], _shown(saved, loaded)
         for index, (before, after) in enumerate(zip(saved, loaded, strict=True)):

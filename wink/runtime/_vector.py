@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, get_args, overload
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 __all__ = ["SliceValues"]
 
@@ -125,6 +128,23 @@ class SliceValues(Sequence[T], Generic[T]):
 
     def __repr__(self) -> str:
         return f"SliceValues({list(self)!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """In JSON a list of the item type: read back as a ``SliceValues``."""
+        arguments = get_args(source)
+        as_list = core_schema.list_schema(
+            handler.generate_schema(arguments[0] if arguments else Any)
+        )
+        return core_schema.no_info_after_validator_function(
+            cls,
+            as_list,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                list, return_schema=as_list
+            ),
+        )
 
 
 def _parts_of(values: Iterable[Any]) -> tuple[int, int, _Node, _Node]:

@@ -9,6 +9,10 @@ A snapshot also holds the slice declarations (which slices are ``LOG``), so a
 failed tool call's rollback can put those back too. ``LOG`` slices are history and
 never lose values to a restore: each keeps its values from the snapshot, followed
 by those added since.
+
+A session created with ``keep_history=True`` also keeps every committed version of
+its ``STATE`` slices, in the ``LOG`` slice ``session[SliceVersion]`` (see
+``wink.runtime.history``); without it, a commit pays for that one flag test only.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ from wink._error_text import safe_repr
 from wink.errors import WinkError
 from wink.runtime._turns import CallLock
 from wink.runtime._vector import SliceValues
+from wink.runtime.deadline import Clock, utc_now
 from wink.runtime.events import ToolInvoked
+from wink.runtime.history import RESTORE, UPDATE, SliceVersion
 from wink.runtime.observers import Observer, SessionObservers
-from wink.runtime.snapshot import Snapshot, SnapshotError
+from wink.runtime.snapshot import Snapshot, SnapshotError, _type_key
 
 __all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
 
@@ -58,7 +64,7 @@ _LOG = SliceKind.LOG  # module constants: enum attribute lookups are slow on the
 
 _Kinds = Mapping[type[Any], SliceKind]
 
-_DEFAULT_KINDS: dict[type[Any], SliceKind] = {ToolInvoked: _LOG}
+_DEFAULT_KINDS: dict[type[Any], SliceKind] = {ToolInvoked: _LOG, SliceVersion: _LOG}
 """What every new session starts with declared (``Session.declare_default``)."""
 _SliceMap = MappingProxyType[type[Any], SliceValues[Any]]
 
@@ -100,6 +106,9 @@ class Session:
     tool's declared result class, even for a subclass instance). Each dispatch is
     atomic: if a reducer raises, no slice changes. Executors run one call tree at a
     time on a session (see ``call_lock``), so a rollback never undoes another call.
+
+    With ``keep_history=True`` every committed version of a ``STATE`` slice is kept
+    in ``session[SliceVersion]`` (``wink.runtime.history``), for ``to_html()``.
     """
 
     __slots__ = (
@@ -107,6 +116,7 @@ class Session:
         "_applying",
         "_call_lock",
         "_current",
+        "_history_clock",
         "_kinds",
         "_lock",
         "_observers",
@@ -115,10 +125,23 @@ class Session:
         "session_id",
     )
 
-    def __init__(self, *, session_id: str | None = None) -> None:
-        """An empty session; ``ToolInvoked`` (and each ``declare_default`` type) is declared."""
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        keep_history: bool = False,
+        clock: Clock = utc_now,
+    ) -> None:
+        """An empty session; ``ToolInvoked``, ``SliceVersion`` (and each ``declare_default``
+        type) are declared ``LOG``.
+
+        ``keep_history``: keep each version of the ``STATE`` slices (see
+        ``wink.runtime.history``), timed by ``clock`` (give it the executor's in tests).
+        """
         self.session_id = session_id or uuid4().hex
         """Identifies the session in logs."""
+        # None when no history is kept: the commit's one test.
+        self._history_clock: Clock | None = clock if keep_history else None
         self._lock = threading.RLock()
         self._call_lock = CallLock(f"session {self.session_id}")
         self._observers = SessionObservers(self)
@@ -161,7 +184,7 @@ class Session:
                     value = event.result.value
                     if _is_record(value):
                         self._route(value, changes, value_type or type(value))
-                self._commit(changes)
+                self._commit(changes, event)
                 observed = self._observers.active
                 logged = observed and any(self._kinds.get(t) is _LOG for t in changes)
             finally:
@@ -206,12 +229,17 @@ class Session:
             self._enter("append_event")
             try:
                 event_type = type(event)
-                self._commit({event_type: self._values(event_type).append(event)})
+                self._commit({event_type: self._values(event_type).append(event)}, event)
                 observed = self._observers.active
             finally:
                 self._applying = False
         if observed:
             self._observers.applied(event, logged=self._kinds.get(event_type) is _LOG)
+
+    @property
+    def keeps_history(self) -> bool:
+        """Whether each version of the ``STATE`` slices is kept (``keep_history=True``)."""
+        return self._history_clock is not None
 
     def snapshot(self) -> Snapshot:
         """The current slices; O(1), and unaffected by later updates."""
@@ -245,6 +273,9 @@ class Session:
         ``LOG`` slices and declarations as they are. With ``keep_log=False`` the
         ``LOG`` slices and declarations become exactly the snapshot's. O(1) unless a
         ``LOG`` slice lost values or a slice was declared since.
+
+        A session that keeps its history records a ``restore`` version of each ``STATE``
+        slice the restore changed (or that changed since a snapshot taken here).
         """
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
@@ -263,6 +294,8 @@ class Session:
                     self._current = self._restored(
                         snapshot, own=own, keep_log=keep_log, declarations=declarations
                     )
+                if self._history_clock is not None:
+                    self._record_restore(self._history_clock, current, snapshot if own else None)
             finally:
                 self._applying = False
         if self._observers.active:
@@ -301,6 +334,33 @@ class Session:
                 state[slice_type] = values
         return _snapshot_of(
             MappingProxyType(state), MappingProxyType(kept), self._kinds, self._origin
+        )
+
+    def _record_restore(self, clock: Clock, before: Snapshot, own: Snapshot | None) -> None:
+        """Add a ``restore`` version of each ``STATE`` slice the restore changed, or that a
+        version since ``own`` (a snapshot taken here) changed."""
+        after = self._current
+        history = after.log.get(SliceVersion, _NOTHING)
+        types = {_type_key(t): t for t in (*before.state, *after.state)}
+        touched = {key for key, t in types.items() if before.state.get(t) is not after.state.get(t)}
+        since = None if own is None else len(own.log.get(SliceVersion, _NOTHING))
+        if since is not None:
+            touched.update(
+                key
+                for position in range(since, len(history))
+                if (key := history[position].slice_type) in types
+            )
+        if not touched:
+            return
+        at = clock()
+        for key in sorted(touched):
+            values = after.state.get(types[key], _NOTHING)
+            history = history.append(SliceVersion(key, values, at, RESTORE, undoes_from=since))
+        self._current = _snapshot_of(
+            after.state,
+            MappingProxyType({**after.log, SliceVersion: history}),
+            self._kinds,
+            self._origin,
         )
 
     def _log_slices_under(self, kinds: _Kinds) -> _SliceMap:
@@ -370,7 +430,7 @@ class Session:
                 self._kinds = {**self._kinds, slice_type: kind}
                 self._drop(slice_type)  # also gives the current snapshot the new declarations
                 if values:
-                    self._commit({slice_type: values})
+                    self._commit({slice_type: values}, UPDATE)
             finally:
                 self._applying = False
 
@@ -391,7 +451,7 @@ class Session:
                 current = self._values(slice_type)
                 produced = transform(current)
                 if produced is not current:
-                    self._commit({slice_type: _as_values(produced, transform, slice_type)})
+                    self._commit({slice_type: _as_values(produced, transform, slice_type)}, UPDATE)
             finally:
                 self._applying = False
 
@@ -442,7 +502,8 @@ class Session:
             return changes[slice_type]
         return self._values(slice_type)
 
-    def _commit(self, changes: dict[type[Any], SliceValues[Any]]) -> None:
+    def _commit(self, changes: dict[type[Any], SliceValues[Any]], cause: object) -> None:
+        """Make ``changes`` current; ``cause``: the event (or ``UPDATE``) that made them."""
         if not changes:
             return
         current = self._current
@@ -457,12 +518,34 @@ class Session:
                 if state is None:
                     state = current.state.copy()
                 state[slice_type] = values
+        if self._history_clock is not None and state is not None:
+            log = self._with_versions(changes, cause, current.log.copy() if log is None else log)
         self._current = _snapshot_of(
             current.state if state is None else MappingProxyType(state),
             current.log if log is None else MappingProxyType(log),
             self._kinds,
             self._origin,
         )
+
+    def _with_versions(
+        self,
+        changes: dict[type[Any], SliceValues[Any]],
+        cause: object,
+        log: dict[type[Any], SliceValues[Any]],
+    ) -> dict[type[Any], SliceValues[Any]]:
+        """``log`` with a ``SliceVersion`` added for each ``STATE`` slice in ``changes``."""
+        call_id = tool = None
+        if isinstance(cause, ToolInvoked):
+            call_id, tool = cause.call_id, cause.name
+        label = cause if isinstance(cause, str) else _type_key(type(cause))
+        at = cast(Clock, self._history_clock)()
+        history = log.get(SliceVersion, _NOTHING)
+        for slice_type, values in changes.items():
+            if self._kinds.get(slice_type) is not _LOG:
+                version = SliceVersion(_type_key(slice_type), values, at, label, call_id, tool)
+                history = history.append(version)
+        log[SliceVersion] = history
+        return log
 
     def _drop(self, slice_type: type[Any]) -> None:
         current = self._current

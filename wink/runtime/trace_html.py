@@ -20,8 +20,15 @@ recorded moment) and how long it took, its arguments, its outcome, its message a
 the value the model saw. The outcome tells a policy's denial (``denied``) from a
 failure, and marks a failed call whose changes were undone ``rolled back`` (both
 as the executor recorded them; sessions saved before it recorded them are read
-from the messages' wording). Then every ``STATE`` slice as it ended (the snapshot
-keeps no earlier states), and every other ``LOG`` slice (events) in order.
+from the messages' wording).
+
+A session created with ``Session(keep_history=True)`` saved every version of its
+``STATE`` slices (``wink.runtime.history``): each slice's versions follow, in
+order, each with what made it and when, tied to the tool call whose result value
+it was, else to the innermost call or evaluation turn running when it was
+committed; versions a rollback undid are marked ``rolled back``. Then every
+``STATE`` slice as it ended (without history, the page says how to get it), and
+every other ``LOG`` slice (events) in order.
 """
 
 from __future__ import annotations
@@ -34,15 +41,31 @@ from datetime import datetime
 from typing import Any
 
 from wink.runtime._raw import decode
+from wink.runtime.history import RESTORE, UPDATE, undone_positions
 from wink.runtime.snapshot import SNAPSHOT_VERSION, SnapshotError, read_document
 
-__all__ = ["TOOL_INVOKED", "render_snapshot_document", "render_snapshot_json"]
+__all__ = [
+    "NO_HISTORY",
+    "SLICE_VERSION",
+    "TOOL_INVOKED",
+    "render_snapshot_document",
+    "render_snapshot_json",
+]
 
 TOOL_INVOKED = "wink.runtime.events:ToolInvoked"
 """How a snapshot names the slice of tool calls."""
 _RENDERED = "wink.adapters.events:PromptRendered"
 _EXECUTED = "wink.adapters.events:PromptExecuted"
-_SHOWN = frozenset({TOOL_INVOKED, _RENDERED, _EXECUTED})
+SLICE_VERSION = "wink.runtime.history:SliceVersion"
+"""How a snapshot names the slice of ``STATE`` versions (``keep_history=True``)."""
+_SHOWN = frozenset({TOOL_INVOKED, _RENDERED, _EXECUTED, SLICE_VERSION})
+
+NO_HISTORY = (
+    "This session kept no history, so each slice shows only its final values. "
+    "Create it with Session(keep_history=True) to see every version of each slice, "
+    "with the tool call that made it."
+)
+"""What the page says above the final state of a session that kept no history."""
 
 # (message prefix, outcome): the executor's own wording of failures before any policy ran.
 _EARLY_FAILURES = (
@@ -65,6 +88,13 @@ li.call.failed { border-left-color: #c8463d; }
 .outcome { font-size: .8rem; padding: 0 .4rem; border-radius: .3rem; background: #dcefe2; }
 li.failed .outcome { background: #f6dcda; }
 .rolled-back { font-size: .8rem; color: #c8463d; }
+ol.versions { list-style: none; padding: 0; }
+li.version { border-left: 4px solid #8a6fc8; margin: .6rem 0; padding: .3rem .8rem;
+             background: #f6f8fb; }
+li.version.undone { border-left-color: #c8463d; opacity: .75; }
+.version-label { font-weight: 600; }
+.cause, .made-by { color: #4a5368; font-size: .85rem; }
+.note { color: #4a5368; font-style: italic; }
 .timing, .call-id { color: #6b7489; font-size: .85rem; }
 pre { background: #fff; border: 1px solid #e3e6ee; padding: .4rem .6rem; overflow-x: auto;
       margin: .3rem 0; white-space: pre-wrap; word-break: break-word; }
@@ -110,6 +140,12 @@ def render_snapshot_document(document: object, *, title: str = "wink session") -
         if name == _EXECUTED
         for item in items
     ]
+    versions = [
+        _raw_values_read(_dict(item), ("call_id", "tool"))
+        for _, name, items in slices
+        if name == SLICE_VERSION
+        for item in items
+    ]
     state = [(name, items) for kind, name, items in slices if kind == "state"]
     events = [(name, items) for kind, name, items in slices if kind == "log" and name not in _SHOWN]
     evaluations = _evaluations(executed, rendered, calls)
@@ -143,8 +179,15 @@ def render_snapshot_document(document: object, *, title: str = "wink session") -
             _timeline([(index, calls[index]) for index in loose], origin),
             "</section>",
         ]
+    if versions:
+        parts += [
+            '<section id="history"><h2>State over time</h2>',
+            _history(versions, calls, evaluations, origin),
+            "</section>",
+        ]
     parts += [
         '<section id="state"><h2>State at the end</h2>',
+        "" if versions else f'<p class="note">{_text(NO_HISTORY)}</p>',
         _slice_list(state, "No state slices."),
         "</section>",
         '<section id="events"><h2>Other events</h2>',
@@ -504,6 +547,145 @@ def _arguments(arguments: object) -> str:
         return "(none)"
     text = json.dumps(arguments, indent=2, ensure_ascii=False)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _history(
+    versions: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    evaluations: list[_Evaluation],
+    origin: datetime | None,
+) -> str:
+    """Each slice's versions in order, each tied to the call or turn that made it."""
+    undone = undone_positions(
+        [
+            (str(v.get("slice_type")), str(v.get("cause")), _int_or_none(v.get("undoes_from")))
+            for v in versions
+        ]
+    )
+    by_slice: dict[str, list[int]] = {}
+    for position, version in enumerate(versions):
+        by_slice.setdefault(str(version.get("slice_type", "?")), []).append(position)
+    parts = ['<div class="histories">']
+    for name, positions in by_slice.items():
+        short = name.rpartition(":")[2] or name
+        parts.append(
+            f'<div class="slice-history" data-type="{_text(name)}"><h3>{_text(short)} '
+            f'<span class="timing">{_text(_count(len(positions), "version"))}</span></h3>'
+            '<ol class="versions">'
+        )
+        for number, position in enumerate(positions, 1):
+            parts.append(
+                _version_entry(
+                    number, versions[position], position in undone, calls, evaluations, origin
+                )
+            )
+        parts.append("</ol></div>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _version_entry(
+    number: int,
+    version: dict[str, Any],
+    undone: bool,
+    calls: list[dict[str, Any]],
+    evaluations: list[_Evaluation],
+    origin: datetime | None,
+) -> str:
+    cause = str(version.get("cause", "?"))
+    made_by, call = _made_by(version, calls, evaluations)
+    if call is not None:
+        made_by += _turn_holding(call, evaluations)
+    head = [
+        f'<span class="version-label">version {number}</span>',
+        f'<span class="cause">{_text(_cause_text(cause))}</span>',
+        f'<span class="made-by">{_text(made_by)}</span>',
+    ]
+    if undone:
+        head.append('<span class="rolled-back">rolled back</span>')
+    moment = _time(version, "changed_at")
+    if moment is not None and origin is not None:
+        head.append(f'<span class="timing">+{_ms(moment - origin)}</span>')
+    values = version.get("values")
+    css = " ".join(
+        ["version", *(["undone"] if undone else []), *(["restore"] if cause == RESTORE else [])]
+    )
+    attributes = f'class="{css}" data-version="{number}"'
+    if call is not None:
+        attributes += f' data-call="call-{call + 1}"'
+    return (
+        f"<li {attributes}>"
+        f'<div class="head">{" ".join(head)}</div>'
+        + _folded("values", json.dumps(values, indent=2, ensure_ascii=False))
+        + "</li>"
+    )
+
+
+def _cause_text(cause: str) -> str:
+    if cause == TOOL_INVOKED:
+        return "result value"
+    if cause == RESTORE:
+        return "restored"
+    if cause == UPDATE:
+        return "updated"
+    return cause.rpartition(":")[2] or cause  # an event: its class name
+
+
+def _made_by(
+    version: Mapping[str, Any], calls: list[dict[str, Any]], evaluations: list[_Evaluation]
+) -> tuple[str, int | None]:
+    """Which call (its index) or turn a version came from, in words.
+
+    A tool call's result value names its call; any other change belongs to the
+    innermost call running when it was committed, else to the evaluation turn.
+    """
+    moment = _time(version, "changed_at")
+    call_id = version.get("call_id")
+    if call_id is not None:
+        matching = [index for index, call in enumerate(calls) if call.get("call_id") == call_id]
+        earlier = [
+            index
+            for index in matching
+            if moment is None or (_time(calls[index], "finished_at") or moment) <= moment
+        ]
+        chosen = earlier or matching
+        found = chosen[-1] if chosen else None
+        tool = str(version.get("tool", "?"))
+        where = f"call-{found + 1} " if found is not None else ""
+        return f"by {where}{tool} ({call_id})", found
+    if moment is not None:
+        running = [
+            (started, index)
+            for index, call in enumerate(calls)
+            if (started := _time(call, "started_at")) is not None
+            and (finished := _time(call, "finished_at")) is not None
+            and started <= moment <= finished
+        ]
+        if running:
+            index = max(running)[1]
+            call = calls[index]
+            return f"during call-{index + 1} {call.get('name', '?')} ({call.get('call_id')})", index
+        stamp = {"started_at": version.get("changed_at")}
+        holder = _innermost(evaluations, stamp, "started_at", same_prompt=False)
+        if holder is not None:
+            turn = f", turn {_turn_of(holder, stamp) + 1}" if holder.turns else ""
+            return f"in evaluation {holder.number}{turn}", None
+    return "outside tool calls", None
+
+
+def _turn_holding(call: int, evaluations: list[_Evaluation]) -> str:
+    """``", in evaluation 1, turn 2"`` for a call placed in a turn; else nothing."""
+    for evaluation in evaluations:
+        for number, turn in enumerate(evaluation.turns, 1):
+            if call in turn:
+                return f", in evaluation {evaluation.number}, turn {number}"
+        if call in evaluation.unturned:
+            return f", in evaluation {evaluation.number}"
+    return ""
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _slice_list(slices: list[tuple[str, list[Any]]], empty: str) -> str:
