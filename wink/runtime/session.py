@@ -250,7 +250,8 @@ class Session:
 
     def to_html(self, *, title: str = "wink session") -> str:
         """The session as a self-contained HTML page: its tool calls over time, and its
-        state (see ``wink.runtime.trace_html``); ``wink trace`` renders a saved one.
+        state (each version of it with ``keep_history=True``; see
+        ``wink.runtime.trace_html``); ``wink trace`` renders a saved one.
 
         Raises ``SnapshotError`` when a slice cannot be written as JSON.
         """
