@@ -359,22 +359,54 @@ class AsyncCallableHandler:
         return ToolResult.error("unused")
 
 
+class AsyncGeneratorCallable:
+    async def __call__(self, params: LookupParams, *, context: ToolContext) -> Any:
+        yield ToolResult.error("unused")
+
+
 @pytest.mark.parametrize(
     ("handler", "shown"),
-    [
-        (async_lookup, "async_lookup"),
-        (async_generator, "async_generator"),
-        (functools.partial(async_lookup), None),
-        (AsyncCallableHandler(), None),
-    ],
-    ids=["async-def", "async-generator", "partial", "async-callable"],
+    [(async_generator, "async_generator"), (AsyncGeneratorCallable(), None)],
+    ids=["async-generator", "async-generator-callable"],
 )
-def test_an_async_handler_is_rejected_at_construction_naming_the_tool(
+def test_an_async_generator_handler_is_rejected_at_construction_naming_the_tool(
     handler: Any, shown: str | None
 ) -> None:
     assert rejection(handler=handler) == (
-        f"tool 'lookup_entity': handler {shown or handler!r} is asynchronous; handlers must be "
-        "synchronous: write def handler(params, *, context): ..."
+        f"tool 'lookup_entity': handler {shown or handler!r} is an async generator; write "
+        "def handler(params, *, context): ... or async def handler(params, *, context): ..."
+    )
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [async_lookup, functools.partial(async_lookup), AsyncCallableHandler()],
+    ids=["async-def", "partial", "async-callable"],
+)
+def test_an_async_handler_makes_an_async_tool(handler: Any) -> None:
+    built = make_tool(handler=handler)
+    assert (built.is_async, built.in_thread, built.sequential) == (True, False, False)
+
+
+def test_a_sync_handler_makes_a_sync_tool() -> None:
+    assert make_tool().is_async is False
+
+
+def test_an_async_handler_with_positional_context_is_rejected() -> None:
+    async def positional(params: LookupParams, context: ToolContext) -> ToolResult[LookupResult]:
+        return ToolResult.error("unused")
+
+    assert rejection(handler=positional) == (
+        "tool 'lookup_entity': handler 'test_an_async_handler_with_positional_context_is_rejected."
+        "<locals>.positional' takes 2 positional parameters, expected 1 (params); has no "
+        "keyword-only 'context' parameter; write def handler(params, *, context): ..."
+    )
+
+
+def test_in_thread_is_refused_for_an_async_handler() -> None:
+    assert rejection(handler=async_lookup, in_thread=True) == (
+        "tool 'lookup_entity': in_thread=True is for synchronous handlers; an async handler "
+        "runs on the event loop"
     )
 
 

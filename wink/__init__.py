@@ -65,6 +65,7 @@ from wink.runtime import (
 )
 from wink.tools import (
     ParamHint,
+    AsyncToolHandler,
     Tool,
     ToolContext,
     ToolExample,
@@ -75,6 +76,7 @@ from wink.tools import (
 from wink.tools.decorator import tool
 
 __all__ = [
+    "AsyncToolHandler",
     "Binding",
     "Budget",
     "BudgetExceededError",

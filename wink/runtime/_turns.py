@@ -94,8 +94,10 @@ class CallTree:
         if lock.owner is self:  # only this tree sets the owner to itself
             return
         with _MUTEX:
-            _refuse_if_ended(self)
             while True:
+                # Checked again after each wait: a tree that ended meanwhile (its call
+                # was cancelled while this thread waited for it) takes nothing.
+                _refuse_if_ended(self)
                 owner = lock.owner
                 if owner is None:
                     lock.owner = self
@@ -144,6 +146,28 @@ class CallTree:
         must not raise.
         """
         self._ended.append(callback)
+
+    def try_acquire_all(self, locks: list[CallLock]) -> bool:
+        """Take ``locks`` when no other tree holds any of them; ``False`` (taking none)
+        when one does. Never waits."""
+        for lock in locks:
+            if lock.owner is not self:  # only this tree sets the owner to itself
+                break
+        else:
+            return True
+        with _MUTEX:
+            if self.done:
+                return False  # ``acquire_all`` says why
+            for lock in locks:
+                owner = lock.owner
+                if owner is not None and owner is not self:
+                    return False
+            held = self.held
+            for lock in locks:
+                if lock.owner is None:
+                    lock.owner = self
+                    held.append(lock)
+            return True
 
     def release_all(self) -> None:
         """End the tree: release every lock it took, then run its ``when_ended`` callbacks."""

@@ -24,9 +24,12 @@ cycle instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -168,7 +171,12 @@ class ToolExecutor:
         return self._rendered
 
     def execute(self, call: ToolCall) -> ToolResult[Any]:
-        """Run ``call`` and return its result; see the class docstring for failures."""
+        """Run ``call`` and return its result; see the class docstring for failures.
+
+        An async tool's handler runs to completion on an event loop of its own; with
+        a loop already running in this thread, the call is recorded as failed and
+        ``RuntimeError`` says to ``await executor.aexecute(call)`` instead.
+        """
         tracer = telemetry.tracer()
         if tracer is None:
             return self._take_turn(call)
@@ -180,7 +188,34 @@ class ToolExecutor:
             return result
 
     def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
-        """Run ``call`` in its call tree, holding the turns it needs."""
+        """``execute`` without its tracing check."""
+        return _drive(self._steps(call))
+
+    async def aexecute(self, call: ToolCall) -> ToolResult[Any]:
+        """``execute``'s twin for a running event loop: the same steps and failures, with
+        an async handler awaited, a sync one run inline (or in a worker thread when its
+        tool says ``in_thread=True``), and waits for another call's turn off the loop.
+
+        Cancelling it rolls the call back, records it as failed and re-raises
+        ``CancelledError``; the executor stays usable.
+        """
+        tracer = telemetry.tracer()
+        if tracer is None:
+            return await _adrive(self._steps(call))
+        plan = self._plans.get(call.name)
+        tool = None if plan is None else plan.tool
+        with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
+            result = await _adrive(self._steps(call))
+            span.finish(result)
+            return result
+
+    def _steps(self, call: ToolCall) -> _Steps:
+        """Run ``call`` in its call tree, holding the turns it needs.
+
+        The one implementation of a call, as a generator: it yields what may block or
+        be awaited (waiting for a turn, running the handler) to a driver, ``_drive``
+        or ``_adrive``, which sends back the outcome or throws in the exception.
+        """
         started_at = self._clock()
         # The running call's tree (this is a sub-call), or a new one for a top-level call.
         tree = current_call_tree()
@@ -191,7 +226,9 @@ class ToolExecutor:
         try:
             try:
                 # The session's turn, and those of the resources the call will snapshot.
-                tree.acquire_all(self._locks_of(self._resources.snapshotables()))
+                locks = self._locks_of(self._resources.snapshotables())
+                if not tree.try_acquire_all(locks):
+                    yield _Acquire(tree, locks)
             except TurnRefused as error:
                 message = f"Tool {call.name!r} could not start: {error}"
                 return self._record_failure(call, None, message, started_at)
@@ -199,13 +236,13 @@ class ToolExecutor:
                 message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
                 self._record_failure(call, None, message, started_at)
                 raise
-            return self._execute(tree, call, started_at)
+            return (yield from self._execute(tree, call, started_at))
         finally:
             if token is not None:
                 tree.release_all()
                 reset_call_tree(token)
 
-    def _execute(self, tree: CallTree, call: ToolCall, started_at: datetime) -> ToolResult[Any]:
+    def _execute(self, tree: CallTree, call: ToolCall, started_at: datetime) -> _Steps:
         plan = self._plans.get(call.name)
         if plan is None:
             message = f"Unknown tool {call.name!r}. Available tools: {self._available}."
@@ -246,7 +283,11 @@ class ToolExecutor:
                 resources=resources,
                 heartbeat=self._heartbeat,
             )
-            return self._run(plan, params, context, resources, scope, mark, tree, call, started_at)
+            return (
+                yield from self._run(
+                    plan, params, context, resources, scope, mark, tree, call, started_at
+                )
+            )
         finally:
             if tracks_builds:
                 registry.close_build_mark()
@@ -264,7 +305,7 @@ class ToolExecutor:
         tree: CallTree,
         call: ToolCall,
         started_at: datetime,
-    ) -> ToolResult[Any]:
+    ) -> _Steps:
         tool = plan.tool
         handler = tool.handler
         if handler is None:
@@ -286,7 +327,7 @@ class ToolExecutor:
                 telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
                 denial: ToolResult[Any] = ToolResult.error(refusal)
                 return self._fail(saved, call, params, denial, started_at, denied=True)
-            returned = handler(params, context=context)
+            returned = yield _Invoke(tool, handler, params, context)
             if self._deadline is not None or self._budget_tracker is not None:
                 self._check_limits(f"tool {tool.name!r} returned")
             outcome, committed = self._commit(
@@ -302,6 +343,9 @@ class ToolExecutor:
         except _WrongReturn as error:
             self._fail(saved, call, params, ToolResult.error(str(error)), started_at)
             raise TypeError(str(error)) from None
+        except _NeedsAwait as error:
+            self._fail(saved, call, params, ToolResult.error(str(error)), started_at)
+            raise RuntimeError(str(error)) from None
         except Exception as error:
             # A bug in the handler: the model is told, and so is the developer.
             logger.warning("tool %r raised", tool.name, exc_info=error)
@@ -565,6 +609,122 @@ class ToolExecutor:
 
 class _WrongReturn(Exception):
     """A handler returned no ``ToolResult`` and the executor raises handler errors."""
+
+
+class _NeedsAwait(Exception):
+    """``execute`` met an async tool while an event loop runs in its thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Acquire:
+    """A step: wait until ``tree`` holds ``locks`` (another call tree has one)."""
+
+    tree: CallTree
+    locks: list[CallLock]
+
+    def run(self) -> None:
+        self.tree.acquire_all(self.locks)
+
+    async def arun(self) -> None:
+        # Waiting blocks a thread: not the event loop's, where the holder may be running.
+        await _in_thread(self.tree.acquire_all, self.locks)
+
+
+@dataclass(frozen=True, slots=True)
+class _Invoke:
+    """A step: call the handler; its return value is sent back."""
+
+    tool: Tool[Any, Any]
+    handler: Callable[..., Any]
+    params: Any
+    context: ToolContext
+
+    def run(self) -> object:
+        returned = self.handler(self.params, context=self.context)
+        if not self.tool.is_async:
+            return returned
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: run the handler on one of its own
+            return asyncio.run(_awaited(returned))
+        returned.close()  # never started: nothing to undo
+        raise _NeedsAwait(
+            f"Tool {self.tool.name!r} is async and an event loop is running in this "
+            "thread, so execute() cannot wait for it; use await executor.aexecute(call) "
+            "(or await adapter.aevaluate(...))"
+        )
+
+    async def arun(self) -> object:
+        if self.tool.is_async:
+            return await self.handler(self.params, context=self.context)
+        if self.tool.in_thread:
+            return await _in_thread(self.handler, self.params, context=self.context)
+        return self.handler(self.params, context=self.context)
+
+
+_Step = _Acquire | _Invoke
+_Steps = Generator[_Step, Any, ToolResult[Any]]
+
+
+def _drive(steps: _Steps) -> ToolResult[Any]:
+    """Run a call's steps, blocking where they wait."""
+    sent: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(sent) if error is None else steps.throw(error)
+        except StopIteration as finished:
+            result: ToolResult[Any] = finished.value
+            return result
+        sent, error = None, None
+        try:
+            sent = step.run()
+        except BaseException as raised:  # the steps handle it, as the failure table says
+            error = raised
+
+
+async def _adrive(steps: _Steps) -> ToolResult[Any]:
+    """Run a call's steps, awaiting where they wait."""
+    sent: object = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(sent) if error is None else steps.throw(error)
+        except StopIteration as finished:
+            result: ToolResult[Any] = finished.value
+            return result
+        sent, error = None, None
+        try:
+            sent = await step.arun()
+        except BaseException as raised:  # cancellation included: the steps roll back
+            error = raised
+
+
+async def _awaited(awaitable: Any) -> object:
+    return await awaitable
+
+
+async def _in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``function`` run in a worker thread in this context; when the awaiting task is
+    cancelled, the thread is still waited for (its work is not abandoned half done),
+    then the cancellation goes on."""
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    future = loop.run_in_executor(None, functools.partial(context.run, function, *args, **kwargs))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await _uncancellable(future)
+        raise
+
+
+async def _uncancellable(future: asyncio.Future[Any]) -> None:
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            continue
 
 
 def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:

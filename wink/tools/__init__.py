@@ -3,10 +3,11 @@
 from wink.tools.context import ResourceAccess, ToolContext
 from wink.tools.param_hints import ParamHint
 from wink.tools.result import ToolRenderableResult, ToolResult, render_value
-from wink.tools.tool import Tool, ToolExample, ToolHandler
+from wink.tools.tool import AsyncToolHandler, Tool, ToolExample, ToolHandler
 
 __all__ = [
     "ParamHint",
+    "AsyncToolHandler",
     "ResourceAccess",
     "Tool",
     "ToolContext",

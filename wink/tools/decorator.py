@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar, overload
 
 from wink.errors import PromptValidationError
 from wink.tools.result import ToolResult
-from wink.tools.tool import Tool, ToolExample, ToolHandler
+from wink.tools.tool import AsyncToolHandler, Tool, ToolExample, ToolHandler
 
 __all__ = ["ToolDecorator", "tool"]
 
@@ -31,7 +31,12 @@ _SIGNATURE_HINT = (
 class ToolDecorator(Protocol):
     """What ``@tool(...)`` with options returns: it turns a handler into a ``Tool``."""
 
+    @overload
     def __call__(self, handler: ToolHandler[ParamsT, ResultT], /) -> Tool[ParamsT, ResultT]: ...
+    @overload
+    def __call__(
+        self, handler: AsyncToolHandler[ParamsT, ResultT], /
+    ) -> Tool[ParamsT, ResultT]: ...
 
 
 @overload
@@ -39,42 +44,58 @@ def tool(handler: ToolHandler[ParamsT, ResultT], /) -> Tool[ParamsT, ResultT]: .
 
 
 @overload
+def tool(handler: AsyncToolHandler[ParamsT, ResultT], /) -> Tool[ParamsT, ResultT]: ...
+
+
+@overload
 def tool(
     *,
     name: str | None = None,
     description: str | None = None,
     examples: Iterable[ToolExample[Any, Any]] = (),
     accepts_overrides: bool = True,
+    in_thread: bool = False,
+    sequential: bool = False,
 ) -> ToolDecorator: ...
 
 
 def tool(
-    handler: ToolHandler[Any, Any] | None = None,
+    handler: ToolHandler[Any, Any] | AsyncToolHandler[Any, Any] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     examples: Iterable[ToolExample[Any, Any]] = (),
     accepts_overrides: bool = True,
+    in_thread: bool = False,
+    sequential: bool = False,
 ) -> Tool[Any, Any] | ToolDecorator:
     """A ``Tool`` whose types, name and description come from ``handler``.
 
     Write ``@tool`` above ``def search(params: SearchParams, *, context: ToolContext)
     -> ToolResult[SearchResult]`` to get a ``Tool[SearchParams, SearchResult]`` named
     ``search``, described by the docstring's first paragraph; or ``@tool(name=...,
-    description=..., examples=..., accepts_overrides=...)`` to set any of them.
+    description=..., examples=..., accepts_overrides=..., in_thread=..., sequential=...)``
+    to set any of them. An ``async def`` handler gives an async tool the same way.
     Raises ``PromptValidationError`` saying what to write when an annotation is
     missing or cannot be resolved, or when there is neither a docstring nor a
     ``description``.
     """
-    options = _Options(name, description, tuple(examples), accepts_overrides)
+    options = _Options(name, description, tuple(examples), accepts_overrides, in_thread, sequential)
     if handler is None:
-        return options.build
+        return options
     return options.build(handler)
 
 
 class _Options:
-    __slots__ = ("accepts_overrides", "description", "examples", "name")
+    __slots__ = (
+        "accepts_overrides",
+        "description",
+        "examples",
+        "in_thread",
+        "name",
+        "sequential",
+    )
 
     def __init__(
         self,
@@ -82,13 +103,22 @@ class _Options:
         description: str | None,
         examples: tuple[ToolExample[Any, Any], ...],
         accepts_overrides: bool,
+        in_thread: bool,
+        sequential: bool,
     ) -> None:
         self.name = name
         self.description = description
         self.examples = examples
         self.accepts_overrides = accepts_overrides
+        self.in_thread = in_thread
+        self.sequential = sequential
 
-    def build(self, handler: ToolHandler[Any, Any], /) -> Tool[Any, Any]:
+    def __call__(self, handler: Any, /) -> Tool[Any, Any]:
+        return self.build(handler)
+
+    def build(
+        self, handler: ToolHandler[Any, Any] | AsyncToolHandler[Any, Any], /
+    ) -> Tool[Any, Any]:
         function_name = getattr(handler, "__name__", None)
         if not callable(handler):
             raise PromptValidationError(f"@tool: {handler!r} is not callable")
@@ -112,6 +142,8 @@ class _Options:
             handler=handler,
             examples=self.examples,
             accepts_overrides=self.accepts_overrides,
+            in_thread=self.in_thread,
+            sequential=self.sequential,
         )
         return built
 

@@ -6,7 +6,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -26,7 +26,7 @@ from wink.tools.context import ToolContext
 from wink.tools.param_hints import ParamHint, param_hints
 from wink.tools.result import ToolResult
 
-__all__ = ["Tool", "ToolExample", "ToolHandler", "check_handler_annotations"]
+__all__ = ["AsyncToolHandler", "Tool", "ToolExample", "ToolHandler", "check_handler_annotations"]
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
@@ -42,6 +42,14 @@ class ToolHandler(Protocol[ParamsT_contra, ResultT]):
     def __call__(
         self, params: ParamsT_contra, /, *, context: ToolContext
     ) -> ToolResult[ResultT]: ...
+
+
+class AsyncToolHandler(Protocol[ParamsT_contra, ResultT]):
+    """An ``async def`` handler: awaited by ``aexecute`` on the running event loop."""
+
+    def __call__(
+        self, params: ParamsT_contra, /, *, context: ToolContext
+    ) -> Awaitable[ToolResult[ResultT]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +72,23 @@ class Tool(Generic[ParamsT, ResultT]):
     """``^[a-z0-9_-]{1,64}$``; unique within a prompt."""
     description: str
     """1-200 ASCII characters shown to the model."""
-    handler: ToolHandler[ParamsT, ResultT] | None = None
-    """Runs the call; ``None`` for a tool that is only advertised."""
+    handler: ToolHandler[ParamsT, ResultT] | AsyncToolHandler[ParamsT, ResultT] | None = None
+    """Runs the call: a function or an ``async def`` one; ``None`` for a tool that is
+    only advertised."""
     accepts_overrides: bool = True
     """Whether prompt overrides may change the descriptions."""
     examples: tuple[ToolExample[ParamsT, ResultT], ...] = ()
     """Worked calls, validated against both contracts."""
     max_argument_bytes: int = DEFAULT_MAX_BYTES
     """Arguments longer than this many bytes of JSON are refused before they are parsed."""
+    in_thread: bool = False
+    """Run a synchronous handler in a worker thread under ``aexecute`` (for blocking
+    I/O), so that the event loop and the turn's other calls go on meanwhile."""
+    sequential: bool = False
+    """Never overlap this tool's calls with the other calls of a model turn (for a
+    handler that changes state outside the session); see ``aexecute_all``."""
+    is_async: bool = field(init=False, repr=False)
+    """Whether the handler is ``async def`` (its calls are awaited)."""
     params_type: Any = field(init=False, repr=False)
     """The params type given as the first type argument."""
     result_type: Any = field(init=False, repr=False)
@@ -116,6 +133,13 @@ class Tool(Generic[ParamsT, ResultT]):
         object.__setattr__(self, "description", description)
         if self.handler is not None:
             _check_handler(self.name, self.handler)
+        is_async = self.handler is not None and _is_coroutine_function(self.handler)
+        if is_async and self.in_thread:
+            raise PromptValidationError(
+                f"tool {self.name!r}: in_thread=True is for synchronous handlers; an async "
+                "handler runs on the event loop"
+            )
+        object.__setattr__(self, "is_async", is_async)
         params_type, result_type = arguments
         try:
             params_contract = compile_contract(params_type)
@@ -192,12 +216,12 @@ def _check_description(owner: str, description: object) -> str:
 def _check_handler(name: str, handler: Callable[..., Any]) -> None:
     if not callable(handler):
         raise PromptValidationError(f"tool {name!r}: handler {handler!r} is not callable")
-    if _is_async(handler):
-        # Calling one would only create a coroutine: the failure would come at call time.
+    if _is_async_generator(handler):
+        # Iterating one would be the caller's job: the failure would come at call time.
         raise PromptValidationError(
-            f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} is "
-            "asynchronous; handlers must be synchronous: write def handler(params, *, "
-            "context): ..."
+            f"tool {name!r}: handler {getattr(handler, '__qualname__', handler)!r} is an "
+            "async generator; write def handler(params, *, context): ... or async def "
+            "handler(params, *, context): ..."
         )
     try:
         signature = inspect.signature(handler)
@@ -347,15 +371,17 @@ def _annotation_name(annotation: Any) -> str:
     return "None" if _is_none(annotation) else type_name(annotation)
 
 
-def _is_async(handler: Callable[..., Any]) -> bool:
-    """Whether calling ``handler`` returns a coroutine or an async generator."""
+def _is_coroutine_function(handler: Callable[..., Any]) -> bool:
+    """Whether calling ``handler`` returns a coroutine."""
     # A callable object is async through its class's ``__call__``; partials and bound
     # methods are unwrapped by ``inspect`` itself.
-    candidates = (handler, type(handler).__call__)
-    return any(
-        inspect.iscoroutinefunction(candidate) or inspect.isasyncgenfunction(candidate)
-        for candidate in candidates
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        type(handler).__call__
     )
+
+
+def _is_async_generator(handler: Callable[..., Any]) -> bool:
+    return inspect.isasyncgenfunction(handler) or inspect.isasyncgenfunction(type(handler).__call__)
 
 
 def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
