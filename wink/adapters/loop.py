@@ -3,8 +3,10 @@
 The loop is a generator of steps: it yields a ``ModelRequest`` and is sent the
 provider's reply (or has the provider's exception thrown in), or yields a
 ``Wait`` before retrying a request. A driver runs it: ``LoopAdapter.evaluate``
-sends each request through the blocking ``send`` hook; an asynchronous driver
-can run the same generator with an awaiting hook. Rendering, events, tool calls,
+sends each request through the blocking ``send`` hook and runs tool calls in
+place; ``LoopAdapter.aevaluate`` runs the same generator, awaiting ``asend``,
+and is sent each turn's tool results as a ``ToolTurn`` step (run with
+``ToolExecutor.aexecute_all``). Rendering, events, tool calls,
 limits, output parsing and retries happen here, once for every provider; a
 provider supplies a ``Conversation`` (request building, reply reading, echoing
 the assistant turn, tool messages) and maps its SDK's errors.
@@ -13,6 +15,8 @@ the assistant turn, tool messages) and maps its SDK's errors.
 from __future__ import annotations
 
 import abc
+import asyncio
+import inspect
 import itertools
 import time
 from collections.abc import Generator, Mapping, Sequence
@@ -48,6 +52,7 @@ __all__ = [
     "ModelTurn",
     "ProviderFailure",
     "Step",
+    "ToolTurn",
     "UnusableResponse",
     "Wait",
     "evaluation_steps",
@@ -80,7 +85,18 @@ class Wait:
     """How long to wait."""
 
 
-Step = ModelRequest | Wait
+@dataclass(frozen=True, slots=True)
+class ToolTurn:
+    """Run one model turn's tool calls (asynchronous drivers only); the results, in call
+    order, are sent back."""
+
+    executor: ToolExecutor
+    """The evaluation's executor."""
+    calls: tuple[ToolCall, ...]
+    """The turn's calls, in the order the model sent them."""
+
+
+Step = ModelRequest | Wait | ToolTurn
 """What the loop asks its driver to do."""
 
 
@@ -191,6 +207,15 @@ class LoopAdapter(abc.ABC):
         """Wait before a retry."""
         time.sleep(seconds)
 
+    async def asend(self, request: ModelRequest) -> Any:
+        """``send`` for ``aevaluate``: by default the blocking call runs in a worker
+        thread; an adapter with an asynchronous client awaits it instead."""
+        return await asyncio.to_thread(self.send, request)
+
+    async def asleep(self, seconds: float) -> None:
+        """Wait before a retry, without blocking the event loop."""
+        await asyncio.sleep(seconds)
+
     def evaluate(
         self,
         prompt: Prompt[OutputT],
@@ -238,11 +263,71 @@ class LoopAdapter(abc.ABC):
             try:
                 if isinstance(step, Wait):
                     self.sleep(step.seconds)
+                elif isinstance(step, ToolTurn):  # only asked of asynchronous drivers
+                    raise TypeError(
+                        "evaluate() runs tool calls in place; ToolTurn is for aevaluate()"
+                    )
                 else:
                     reply = self.send(step)
+                    if inspect.isawaitable(reply):
+                        _close(reply)
+                        raise TypeError(
+                            f"the {self.name} adapter's client is asynchronous; use await "
+                            "adapter.aevaluate(...), or give the adapter a synchronous client"
+                        )
             except BaseException as raised:
                 # The loop maps it, with the provider's help; an interruption ends the
                 # evaluation there, recorded (and its span closed) before it propagates.
+                error = raised
+
+    async def aevaluate(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+    ) -> PromptResponse[OutputT]:
+        """``evaluate``'s twin for a running event loop: the same loop, events and
+        failures, with each request awaited (``asend``) and each turn's tool calls run
+        with ``ToolExecutor.aexecute_all`` (independent calls overlap; results and
+        ``ToolInvoked`` events in call order). Cancelling it rolls back the calls in
+        flight, records them as failed, records the evaluation's ``PromptExecuted``
+        with the error, and re-raises ``CancelledError``.
+        """
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+            raise_handler_errors=raise_handler_errors,
+            asynchronous=True,
+        )
+        reply: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = steps.send(reply) if error is None else steps.throw(error)
+            except StopIteration as finished:
+                response: PromptResponse[OutputT] = finished.value
+                return response
+            reply, error = None, None
+            try:
+                if isinstance(step, Wait):
+                    await self.asleep(step.seconds)
+                elif isinstance(step, ToolTurn):
+                    reply = await step.executor.aexecute_all(step.calls)
+                else:
+                    reply = await self.asend(step)
+            except BaseException as raised:  # the loop maps it; a cancellation is recorded
                 error = raised
 
 
@@ -257,8 +342,10 @@ def evaluation_steps(
     output_retries: int = DEFAULT_OUTPUT_RETRIES,
     messages: Sequence[Any] = (),
     raise_handler_errors: bool = False,
+    asynchronous: bool = False,
 ) -> Generator[Step, Any, PromptResponse[OutputT]]:
-    """The loop of one evaluation, as steps for a driver (see the module docstring)."""
+    """The loop of one evaluation, as steps for a driver (see the module docstring);
+    with ``asynchronous``, tool calls are yielded as ``ToolTurn`` steps."""
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
     if output_retries < 0:
@@ -273,6 +360,7 @@ def evaluation_steps(
         output_retries,
         raise_handler_errors,
     )
+    evaluation.asynchronous = asynchronous
     return evaluation.steps(messages)
 
 
@@ -311,6 +399,7 @@ class _Evaluation:
         self.tool_results: list[ToolInvoked] = []
         self.exchanges: list[ModelExchange] = []
         self.span = telemetry.EvaluationSpan(None)
+        self.asynchronous = False
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         started_at = utc_now()
@@ -358,7 +447,11 @@ class _Evaluation:
                 )
             turn = yield from self._request(conversation)
             if turn.calls:
-                answers = [(call, self._execute(executor, call)) for call in turn.calls]
+                if self.asynchronous:
+                    results = yield from self._tool_turn(executor, turn.calls)
+                    answers = list(zip(turn.calls, results, strict=True))
+                else:
+                    answers = [(call, self._execute(executor, call)) for call in turn.calls]
                 conversation.answer_tools(turn, answers)
                 continue
             if contract is None:
@@ -454,6 +547,19 @@ class _Evaluation:
         self.tool_results.append(_invoked(self.session, result, call))
         return result
 
+    def _tool_turn(
+        self, executor: ToolExecutor, calls: tuple[ToolCall, ...]
+    ) -> Generator[Step, Any, list[ToolResult[Any]]]:
+        try:
+            results: list[ToolResult[Any]] = yield ToolTurn(executor, calls)
+        except PromptEvaluationError as error:
+            if error.phase is not None:
+                raise
+            raise self._error(str(error), _phase_of(error)) from error
+        for call, result in zip(calls, results, strict=True):
+            self.tool_results.append(_invoked(self.session, result, call))
+        return results
+
     def _response(
         self, turn: ModelTurn, output: Any, conversation: Conversation
     ) -> PromptResponse[Any]:
@@ -531,6 +637,12 @@ def _invoked(session: Session, result: ToolResult[Any], call: ToolCall) -> ToolI
         if event.result is result:
             return event
     raise WinkError(f"no ToolInvoked event was recorded for tool call {call.name!r}")
+
+
+def _close(awaitable: object) -> None:
+    close = getattr(awaitable, "close", None)  # a coroutine never started: nothing to undo
+    if callable(close):
+        close()
 
 
 def _phase_of(error: PromptEvaluationError) -> EvaluationPhase:

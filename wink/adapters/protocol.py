@@ -47,3 +47,18 @@ class ProviderAdapter(Protocol):
         is rolled back and recorded.
         """
         ...
+
+    async def aevaluate(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+    ) -> PromptResponse[OutputT]:
+        """``evaluate`` on a running event loop; a turn's tool calls run concurrently."""
+        ...

@@ -31,7 +31,9 @@ _output_cache = SpecCache()
 
 
 class AnthropicAdapter(LoopAdapter):
-    """Evaluates prompts through an ``anthropic.Anthropic`` client you built.
+    """Evaluates prompts through an ``anthropic.Anthropic`` client you built, or an
+    ``anthropic.AsyncAnthropic`` one for ``aevaluate`` (with a sync client,
+    ``aevaluate`` runs each request in a worker thread).
 
     A template's output type goes as structured output (``output_config.format``,
     the schema rewritten to Anthropic's strict subset); ``strict`` applies to the
@@ -55,6 +57,7 @@ class AnthropicAdapter(LoopAdapter):
         self.strict = strict
         self.request_options = dict(request_options)
         self.max_retries = int(getattr(client, "max_retries", 0))
+        self._async_client = isinstance(client, self._sdk.AsyncAnthropic)
 
     @property
     def name(self) -> str:
@@ -88,6 +91,12 @@ class AnthropicAdapter(LoopAdapter):
         if request.timeout is not None:
             client = client.with_options(timeout=request.timeout, max_retries=0)
         return client.messages.create(**request.body)
+
+    async def asend(self, request: ModelRequest) -> Any:
+        """``send`` awaited with an ``AsyncAnthropic`` client; in a worker thread otherwise."""
+        if self._async_client:
+            return await self.send(request)
+        return await super().asend(request)
 
     def describe_error(self, error: Exception) -> ProviderFailure | None:
         """An ``anthropic`` SDK error as a failure (rate limits, 5xx, connections retryable)."""

@@ -78,14 +78,21 @@ class GeminiAdapter(LoopAdapter):
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
-        body = request.body
+        return self._client.models.generate_content(**self._body(request))
+
+    async def asend(self, request: ModelRequest) -> Any:
+        """``send`` through the client's async half, ``client.aio``."""
+        return await self._client.aio.models.generate_content(**self._body(request))
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body = dict(request.body)
         if request.timeout is not None:
             http_options = {
                 "timeout": max(1, int(request.timeout * 1000)),  # milliseconds
                 "retry_options": {"attempts": 1},
             }
             body = {**body, "config": {**body["config"], "http_options": http_options}}
-        return self._client.models.generate_content(**body)
+        return body
 
     def describe_error(self, error: Exception) -> ProviderFailure | None:
         """A ``google.genai`` API error or a connection error as a failure."""

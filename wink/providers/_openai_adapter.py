@@ -37,7 +37,9 @@ _output_cache = SpecCache()
 
 
 class OpenAIAdapter(LoopAdapter):
-    """Evaluates prompts through an ``openai.OpenAI`` client you built.
+    """Evaluates prompts through an ``openai.OpenAI`` client you built, or an
+    ``openai.AsyncOpenAI`` one for ``aevaluate`` (with a sync client, ``aevaluate``
+    runs each request in a worker thread).
 
     ``api="chat"`` uses Chat Completions, ``api="responses"`` the Responses API
     (stateless: each request carries the whole conversation). ``strict`` applies to
@@ -64,6 +66,7 @@ class OpenAIAdapter(LoopAdapter):
         self.strict = strict
         self.request_options = dict(request_options)
         self.max_retries = int(getattr(client, "max_retries", 0))
+        self._async_client = isinstance(client, self._sdk.AsyncOpenAI)
 
     @property
     def name(self) -> str:
@@ -102,6 +105,12 @@ class OpenAIAdapter(LoopAdapter):
         if self.api == "chat":
             return client.chat.completions.create(**request.body)
         return client.responses.create(**request.body)
+
+    async def asend(self, request: ModelRequest) -> Any:
+        """``send`` awaited with an ``AsyncOpenAI`` client; in a worker thread otherwise."""
+        if self._async_client:
+            return await self.send(request)
+        return await super().asend(request)
 
     def describe_error(self, error: Exception) -> ProviderFailure | None:
         """An ``openai`` SDK error as a failure (rate limits, 5xx, connections retryable)."""

@@ -29,7 +29,7 @@ import contextlib
 import contextvars
 import functools
 import logging
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -96,6 +96,9 @@ class _Plan:
     policies: tuple[ToolPolicy, ...]
     result_class: type[Any] | None
     """The declared result type when it is a plain class: then checks are ``isinstance``."""
+    overlaps: bool
+    """Whether its calls may overlap with others of a turn (a handler, not sequential,
+    no policy)."""
 
 
 class ToolExecutor:
@@ -208,6 +211,145 @@ class ToolExecutor:
             result = await _adrive(self._steps(call))
             span.finish(result)
             return result
+
+    async def aexecute_all(self, calls: Iterable[ToolCall]) -> list[ToolResult[Any]]:
+        """Run the calls of one model turn, overlapping those that may; results in call order.
+
+        Each call is its own transaction, as with ``aexecute``. Calls overlap unless
+        their tool says ``sequential=True``, a policy governs it, or the prompt has
+        snapshotable resources (or singletons built on first use): such a call runs
+        alone, after the calls before it and before those after it. Each overlapping
+        call works on its own copy of the session (O(1)); when all are done, their
+        changes are applied to the session in call order, as if the calls had run one
+        after the other, each seeing the session as it was when they started. A call
+        that fails leaves only its history (``LOG`` slices, its ``ToolInvoked``).
+
+        The turn holds the session's turn (and its resources') until it ends. An
+        error that must stop the evaluation propagates once every call has finished
+        and been recorded (the first one, in call order); cancelling rolls back the
+        calls in flight, records them as failed and re-raises ``CancelledError``.
+        """
+        pending = tuple(calls)
+        tree = current_call_tree()
+        token = None
+        if tree is None or tree.done:
+            tree = CallTree()
+            token = set_call_tree(tree)
+        try:
+            locks = self._locks_of(self._resources.snapshotables())
+            if not tree.try_acquire_all(locks):
+                with contextlib.suppress(TurnRefused):  # then each call says why it cannot start
+                    await _Acquire(tree, locks).arun()
+            results: list[ToolResult[Any]] = []
+            index = 0
+            while index < len(pending):
+                end = index
+                while end < len(pending) and self._overlaps(pending[end]):
+                    end += 1
+                if end - index > 1:
+                    results.extend(await self._overlap(pending[index:end]))
+                    index = end
+                else:
+                    results.append(await self.aexecute(pending[index]))
+                    index += 1
+            return results
+        finally:
+            if token is not None:
+                tree.release_all()
+                reset_call_tree(token)
+
+    def execute_all(self, calls: Iterable[ToolCall]) -> list[ToolResult[Any]]:
+        """``aexecute_all`` on an event loop of its own; with a loop already running in
+        this thread, the calls run one after the other with ``execute``."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.aexecute_all(calls))
+        return [self.execute(call) for call in calls]
+
+    def _overlaps(self, call: ToolCall) -> bool:
+        """Whether ``call`` may run alongside the other calls of its turn."""
+        plan = self._plans.get(call.name)
+        if plan is None or not plan.overlaps:
+            return False
+        resources = self._resources
+        return not resources.snapshotables() and not resources.lazy_singletons
+
+    async def _overlap(self, calls: tuple[ToolCall, ...]) -> list[ToolResult[Any]]:
+        """Run ``calls`` at the same time, each on a fork of the session; merge in order."""
+        forks = [self._session._fork() for _ in calls]
+        tasks = [
+            asyncio.ensure_future(self._on(fork).aexecute(call))
+            for call, fork in zip(calls, forks, strict=True)
+        ]
+        try:
+            await asyncio.wait(tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await _settle(tasks)
+            self._merge_all(calls, forks, tasks)
+            raise
+        return self._merge_all(calls, forks, tasks)
+
+    def _on(self, fork: Session) -> ToolExecutor:
+        """This executor, working on ``fork`` (a copy of its session) instead."""
+        clone: ToolExecutor = object.__new__(ToolExecutor)
+        for name in ToolExecutor.__slots__:
+            setattr(clone, name, getattr(self, name))
+        clone._session = fork
+        clone._locks = None
+        return clone
+
+    def _merge_all(
+        self,
+        calls: tuple[ToolCall, ...],
+        forks: list[Session],
+        tasks: Sequence[asyncio.Future[ToolResult[Any]]],
+    ) -> list[ToolResult[Any]]:
+        """Apply each finished call's changes to the session, in call order; raise the
+        first error a call raised once all are applied."""
+        results: list[ToolResult[Any]] = []
+        raised: BaseException | None = None
+        for call, fork, task in zip(calls, forks, tasks, strict=True):
+            result: ToolResult[Any] | None = None
+            if task.cancelled():
+                raised = raised or asyncio.CancelledError()
+            elif task.exception() is not None:
+                raised = raised or task.exception()
+            else:
+                result = task.result()
+            try:
+                self._session._merge(fork)
+            except Exception as error:
+                result = self._unmerged(call, fork, result, error)
+            if result is not None:
+                results.append(result)
+        if raised is not None:
+            raise raised
+        return results
+
+    def _unmerged(
+        self, call: ToolCall, fork: Session, result: ToolResult[Any] | None, error: Exception
+    ) -> ToolResult[Any] | None:
+        """Keep the history of a call whose changes could not be applied; a success
+        becomes a failure, recorded in place of its ``ToolInvoked``."""
+        if result is None or not result.success:
+            self._session._merge_log(fork)
+            return result
+        recorded = next(
+            (e for e in reversed(fork[ToolInvoked].values()) if e.result is result), None
+        )
+        if recorded is None:
+            self._session._merge_log(fork)
+            return result
+        self._session._merge_log(fork, leave_out=recorded)
+        message = (
+            f"Tool {call.name!r} succeeded but its changes could not be applied after those "
+            f"of the calls before it in the same turn, so they were rolled back: "
+            f"{describe_error(error)}"
+        )
+        return self._record_failure(call, recorded.params, message, recorded.started_at)
 
     def _steps(self, call: ToolCall) -> _Steps:
         """Run ``call`` in its call tree, holding the turns it needs.
@@ -700,6 +842,13 @@ async def _adrive(steps: _Steps) -> ToolResult[Any]:
             error = raised
 
 
+async def _settle(tasks: Sequence[asyncio.Future[ToolResult[Any]]]) -> None:
+    """Wait until every task has finished, even when cancelled again meanwhile."""
+    while not all(task.done() for task in tasks):
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait(tasks)
+
+
 async def _awaited(awaitable: Any) -> object:
     return await awaitable
 
@@ -774,7 +923,8 @@ def _plan_of(binding: ToolBinding) -> _Plan:
                 "not a ToolPolicy (it needs name, check(tool, params, *, context) and "
                 "on_result(tool, params, result, *, context))"
             )
-    return _Plan(tool, tool.params_contract.parse, unique, plain_class(tool.result_type))
+    overlaps = tool.handler is not None and not tool.sequential and not unique
+    return _Plan(tool, tool.params_contract.parse, unique, plain_class(tool.result_type), overlaps)
 
 
 _NONCONFORMING: Any = object()  # what ``_value_type`` returns for a value of another type

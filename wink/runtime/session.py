@@ -95,6 +95,26 @@ def _snapshot_of(
 
 _EMPTY: _SliceMap = MappingProxyType({})
 
+# A fork's operations, as (kind, first argument, second argument), replayed by ``_merge``.
+_DISPATCH, _APPEND, _UPDATE, _DECLARE, _RESET, _EXTEND, _RESTORE = range(7)
+_Op = tuple[int, Any, Any]
+
+
+def _log_added(before: _SliceMap, now: _SliceMap, kinds: _Kinds) -> dict[type[Any], list[Any]]:
+    """The values each ``LOG`` slice of ``now`` holds beyond those it held in ``before``."""
+    added: dict[type[Any], list[Any]] = {}
+    for slice_type, values in now.items():
+        if kinds.get(slice_type) is not _LOG:
+            continue
+        earlier = before.get(slice_type)
+        if earlier is values:
+            continue
+        start = len(earlier) if earlier is not None else 0
+        extra = [values[index] for index in range(start, len(values))]
+        if extra:
+            added[slice_type] = extra
+    return added
+
 
 class Session:
     """Typed slices of state, updated by events through pure reducers; thread-safe.
@@ -114,12 +134,15 @@ class Session:
     __slots__ = (
         "__weakref__",
         "_applying",
+        "_base",
         "_call_lock",
         "_current",
         "_history_clock",
         "_kinds",
         "_lock",
         "_observers",
+        "_marks",
+        "_ops",
         "_origin",
         "_routes",
         "session_id",
@@ -151,6 +174,10 @@ class Session:
         self._current: Snapshot = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
         self._routes: dict[type[Any], tuple[_Route, ...]] = {}
         self._applying = False
+        # Set on a fork only (``_fork``): what it changed, to be replayed by ``_merge``.
+        self._ops: list[_Op] | None = None
+        self._base: Snapshot = self._current
+        self._marks: dict[int, tuple[int, Snapshot]] = {}
 
     @staticmethod
     def declare_default(slice_type: type[Any], kind: SliceKind) -> None:
@@ -187,6 +214,8 @@ class Session:
                 self._commit(changes, event)
                 observed = self._observers.active
                 logged = observed and any(self._kinds.get(t) is _LOG for t in changes)
+                if self._ops is not None:
+                    self._ops.append((_DISPATCH, event, value_type))
             finally:
                 self._applying = False
         if observed:
@@ -231,6 +260,8 @@ class Session:
                 event_type = type(event)
                 self._commit({event_type: self._values(event_type).append(event)}, event)
                 observed = self._observers.active
+                if self._ops is not None:
+                    self._ops.append((_APPEND, event, None))
             finally:
                 self._applying = False
         if observed:
@@ -246,6 +277,8 @@ class Session:
         current = self._current
         if self._observers.active:
             self._observers.snapshot_taken(current)
+        if self._ops is not None:  # a fork: where its changes stood at this snapshot
+            self._marks.setdefault(id(current), (len(self._ops), current))
         return current
 
     def to_html(self, *, title: str = "wink session") -> str:
@@ -297,6 +330,8 @@ class Session:
                     )
                 if self._history_clock is not None:
                     self._record_restore(self._history_clock, current, snapshot if own else None)
+                if self._ops is not None:
+                    self._note_restore(snapshot, keep_log=keep_log, declarations=declarations)
             finally:
                 self._applying = False
         if self._observers.active:
@@ -403,6 +438,8 @@ class Session:
             self._enter("reset")
             try:
                 self._current = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
+                if self._ops is not None:
+                    self._ops.append((_RESET, None, None))
             finally:
                 self._applying = False
 
@@ -411,6 +448,111 @@ class Session:
         return (
             f"Session(session_id={self.session_id!r}, state_slices={len(current.state)}, "
             f"log_slices={len(current.log)})"
+        )
+
+    # Forks: the private copy a call running alongside others works on.
+
+    def _fork(self) -> Session:
+        """A copy of this session for one call that runs alongside others; O(1).
+
+        The call works on the fork as on the session (same id, reducers and slice
+        declarations; snapshots of either restore in the other); ``_merge`` then
+        applies what the call changed to this session.
+        """
+        fork: Session = object.__new__(Session)
+        fork.session_id = self.session_id
+        fork._lock = threading.RLock()
+        fork._call_lock = CallLock(f"session {self.session_id}, as one call sees it")
+        fork._kinds = self._kinds
+        fork._origin = self._origin
+        fork._routes = self._routes  # shared: a reducer registered by the call is kept
+        fork._history_clock = self._history_clock
+        # Observers see the call's events when they are merged here, not before.
+        fork._observers = SessionObservers(fork)
+        fork._applying = False
+        with self._lock:
+            fork._current = self._current
+        fork._base = fork._current
+        fork._ops = []
+        fork._marks = {id(fork._current): (0, fork._current)}
+        return fork
+
+    def _merge(self, fork: Session) -> None:
+        """Apply what ``fork``'s call changed, all or nothing.
+
+        O(1) when nothing changed here since the fork was taken and nobody observes this
+        session (the fork's slices are taken as they are); otherwise the fork's operations are replayed in order
+        through this session's reducers, so that the changes of calls that ran
+        alongside combine as if the calls had run one after the other. When a replay
+        raises, nothing changes here and the error propagates.
+        """
+        ops = fork._ops
+        if ops is None:
+            raise ValueError("_merge() takes a fork made by _fork()")
+        with self._lock:
+            current, kinds = self._current, self._kinds
+            if current is fork._base and not self._observers.active:
+                self._kinds = fork._kinds
+                self._current = fork._current
+                return
+            try:
+                for op, first, second in ops:
+                    self._replay(op, first, second)
+            except BaseException:
+                self._current, self._kinds = current, kinds
+                raise
+
+    def _merge_log(self, fork: Session, leave_out: object = None) -> None:
+        """Add the ``LOG`` values ``fork`` added (except ``leave_out``): what a fork whose
+        changes cannot be merged still keeps (its history)."""
+        added = _log_added(fork._base.log, fork._current.log, fork._kinds)
+        with self._lock:
+            self._enter("merge")
+            try:
+                self._extend(
+                    {t: [v for v in values if v is not leave_out] for t, values in added.items()}
+                )
+            finally:
+                self._applying = False
+
+    def _replay(self, op: int, first: Any, second: Any) -> None:
+        if op == _DISPATCH:
+            self.dispatch(first, value_type=second)
+        elif op == _APPEND:
+            self.append_event(first)
+        elif op == _UPDATE:
+            self._update(first, second)
+        elif op == _DECLARE:
+            self._declare(first, second)
+        elif op == _RESET:
+            self.reset()
+        elif op == _EXTEND:
+            with self._lock:
+                self._enter("merge")
+                try:
+                    self._extend(first)
+                finally:
+                    self._applying = False
+        else:
+            snapshot, keep_log, declarations = first
+            self.restore(snapshot, keep_log=keep_log, declarations=declarations)
+
+    def _note_restore(self, snapshot: Snapshot, *, keep_log: bool, declarations: bool) -> None:
+        """On a fork: forget the operations since ``snapshot`` was taken here, keeping
+        the ``LOG`` values they added (a restore keeps them)."""
+        ops = cast(list[_Op], self._ops)
+        mark = self._marks.get(id(snapshot))
+        if mark is None or mark[1] is not snapshot or not keep_log:
+            ops.append((_RESTORE, (snapshot, keep_log, declarations), None))
+            return
+        del ops[mark[0] :]
+        added = _log_added(snapshot.log, self._current.log, self._kinds)
+        if added:
+            ops.append((_EXTEND, added, None))
+
+    def _extend(self, added: Mapping[type[Any], Iterable[Any]]) -> None:
+        self._commit(
+            {t: self._values(t).extend(values) for t, values in added.items() if values}, UPDATE
         )
 
     # What ``SliceAccessor`` builds on.
@@ -432,6 +574,8 @@ class Session:
                 self._drop(slice_type)  # also gives the current snapshot the new declarations
                 if values:
                     self._commit({slice_type: values}, UPDATE)
+                if self._ops is not None:
+                    self._ops.append((_DECLARE, slice_type, kind))
             finally:
                 self._applying = False
 
@@ -453,6 +597,8 @@ class Session:
                 produced = transform(current)
                 if produced is not current:
                     self._commit({slice_type: _as_values(produced, transform, slice_type)}, UPDATE)
+                if self._ops is not None:
+                    self._ops.append((_UPDATE, slice_type, transform))
             finally:
                 self._applying = False
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -160,12 +161,13 @@ class FunctionAdapter(LoopAdapter):
     """An adapter whose model is a Python function of the conversation.
 
     ``function(model_input)`` returns a ``Reply``; raise ``ProviderError`` to play a
-    provider failure. Every input is kept in ``inputs`` for assertions.
+    provider failure. An ``async def`` function works with ``aevaluate``. Every input
+    is kept in ``inputs`` for assertions.
     """
 
     def __init__(
         self,
-        function: Callable[[ModelInput], Reply],
+        function: Callable[[ModelInput], Reply | Awaitable[Reply]],
         *,
         usage: TokenUsage = _NO_USAGE,
         name: str = "function",
@@ -190,10 +192,23 @@ class FunctionAdapter(LoopAdapter):
 
     def send(self, request: ModelRequest) -> Any:
         """Call the function with the request's input."""
+        reply = self._function(self._input_of(request))
+        if inspect.isawaitable(reply):
+            return reply  # an async function: evaluate() says to use aevaluate()
+        return _as_reply(reply, self._usage)
+
+    async def asend(self, request: ModelRequest) -> Any:
+        """Call the function (awaiting it when it is async) with the request's input."""
+        reply = self._function(self._input_of(request))
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return _as_reply(reply, self._usage)
+
+    def _input_of(self, request: ModelRequest) -> ModelInput:
         model_input: ModelInput = request.body["input"]
         with self._lock:
             self.inputs.append(model_input)
-        return _as_reply(self._function(model_input), self._usage)
+        return model_input
 
     def describe_error(self, error: Exception) -> ProviderFailure | None:
         """A ``ProviderError`` as a provider failure; anything else is a bug in the function."""
