@@ -26,7 +26,8 @@ __all__ = ["GeminiAdapter"]
 
 
 class GeminiAdapter(LoopAdapter):
-    """Evaluates prompts through a ``google.genai.Client`` you built.
+    """Evaluates prompts through a ``google.genai.Client`` you built (``aevaluate`` uses
+    its async half, ``client.aio``).
 
     A template's output type goes as ``response_json_schema`` with
     ``response_mime_type="application/json"``; the tools as ``parametersJsonSchema``

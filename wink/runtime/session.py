@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast
@@ -494,6 +494,8 @@ class Session:
             if current is fork._base and not self._observers.active:
                 self._kinds = fork._kinds
                 self._current = fork._current
+                if self._ops is not None:  # a fork itself (a call's sub-calls): note them
+                    self._ops.extend(ops)
                 return
             try:
                 for op, first, second in ops:
@@ -506,14 +508,8 @@ class Session:
         """Add the ``LOG`` values ``fork`` added (except ``leave_out``): what a fork whose
         changes cannot be merged still keeps (its history)."""
         added = _log_added(fork._base.log, fork._current.log, fork._kinds)
-        with self._lock:
-            self._enter("merge")
-            try:
-                self._extend(
-                    {t: [v for v in values if v is not leave_out] for t, values in added.items()}
-                )
-            finally:
-                self._applying = False
+        kept = {t: [v for v in values if v is not leave_out] for t, values in added.items()}
+        self._extend_log(kept)
 
     def _replay(self, op: int, first: Any, second: Any) -> None:
         if op == _DISPATCH:
@@ -527,12 +523,7 @@ class Session:
         elif op == _RESET:
             self.reset()
         elif op == _EXTEND:
-            with self._lock:
-                self._enter("merge")
-                try:
-                    self._extend(first)
-                finally:
-                    self._applying = False
+            self._extend_log(first)
         else:
             snapshot, keep_log, declarations = first
             self.restore(snapshot, keep_log=keep_log, declarations=declarations)
@@ -550,10 +541,19 @@ class Session:
         if added:
             ops.append((_EXTEND, added, None))
 
-    def _extend(self, added: Mapping[type[Any], Iterable[Any]]) -> None:
-        self._commit(
-            {t: self._values(t).extend(values) for t, values in added.items() if values}, UPDATE
-        )
+    def _extend_log(self, added: Mapping[type[Any], Sequence[Any]]) -> None:
+        """Add ``added`` to the ``LOG`` slices, running no reducer."""
+        with self._lock:
+            self._enter("merge")
+            try:
+                self._commit(
+                    {t: self._values(t).extend(values) for t, values in added.items() if values},
+                    UPDATE,
+                )
+                if self._ops is not None:
+                    self._ops.append((_EXTEND, added, None))
+            finally:
+                self._applying = False
 
     # What ``SliceAccessor`` builds on.
 
