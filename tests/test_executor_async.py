@@ -537,3 +537,13 @@ def test_a_handler_running_a_nested_aevaluate_finishes_and_records_it() -> None:
     assert response.text == "outer done"
     assert [r.result.value for r in response.tool_results] == ["inner done", "inner done"]
     assert session[Mark].all() == (Mark("inner"), Mark("inner"))
+
+
+def test_observers_see_a_concurrent_turn_in_call_order_without_the_failed_calls_state() -> None:
+    session = Session()
+    seen: list[object] = []
+    session.subscribe(Mark, seen.append)
+    session.subscribe(ToolInvoked, lambda event: seen.append(event.call_id))
+    calls = [work_call("a", 0.05), work_call("b", 0.0, fail="raise"), work_call("c", 0.0)]
+    bounded(executor(session=session).aexecute_all(calls))
+    assert seen == [Mark("a"), "a", "b", Mark("c"), "c"]

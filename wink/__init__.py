@@ -64,8 +64,8 @@ from wink.runtime import (
     ToolInvoked,
 )
 from wink.tools import (
-    ParamHint,
     AsyncToolHandler,
+    ParamHint,
     Tool,
     ToolContext,
     ToolExample,

@@ -140,8 +140,8 @@ class Session:
         "_history_clock",
         "_kinds",
         "_lock",
-        "_observers",
         "_marks",
+        "_observers",
         "_ops",
         "_origin",
         "_routes",
@@ -481,9 +481,10 @@ class Session:
         """Apply what ``fork``'s call changed, all or nothing.
 
         O(1) when nothing changed here since the fork was taken and nobody observes this
-        session (the fork's slices are taken as they are); otherwise the fork's operations are replayed in order
-        through this session's reducers, so that the changes of calls that ran
-        alongside combine as if the calls had run one after the other. When a replay
+        session (the fork's slices are taken as they are); otherwise the fork's
+        operations are replayed in order through this session's reducers, so that the
+        changes of calls that ran alongside combine as if the calls had run one after
+        the other. When a replay
         raises, nothing changes here and the error propagates.
         """
         ops = fork._ops
@@ -554,6 +555,10 @@ class Session:
                     self._ops.append((_EXTEND, added, None))
             finally:
                 self._applying = False
+        if self._observers.active:
+            for values in added.values():
+                for event in values:
+                    self._observers.applied(event, logged=True)
 
     # What ``SliceAccessor`` builds on.
 
