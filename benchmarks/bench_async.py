@@ -1,0 +1,138 @@
+"""``aexecute`` cost per call next to ``execute`` and a strict floor, and the wall time
+of a turn of concurrent I/O-bound calls next to the same calls one after the other.
+
+The floor is the least a runtime can do: a strict pydantic ``validate_json`` of the
+arguments (``strict=True, extra="forbid"``), a direct handler call and ``json.dumps``
+of the result's fields.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+
+from pydantic import ConfigDict, TypeAdapter
+
+from benchmarks.timing import per_call_us
+from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
+from wink.runtime import Session, ToolCall, ToolExecutor
+
+ARGUMENTS = '{"entity_id": "entity-42", "include_related": true}'
+CONCURRENT = 8
+IO_SECONDS = 0.02
+NUMBER = 2000
+
+
+@dataclass
+class LookupParams:
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+
+    entity_id: str
+    include_related: bool = False
+
+
+@dataclass
+class LookupResult:
+    entity_id: str
+    document_url: str
+
+
+def lookup(params: LookupParams, *, context: ToolContext) -> ToolResult[LookupResult]:
+    return ToolResult.ok(LookupResult(params.entity_id, "https://example.com"))
+
+
+async def alookup(params: LookupParams, *, context: ToolContext) -> ToolResult[LookupResult]:
+    return ToolResult.ok(LookupResult(params.entity_id, "https://example.com"))
+
+
+async def fetch(params: LookupParams, *, context: ToolContext) -> ToolResult[LookupResult]:
+    await asyncio.sleep(IO_SECONDS)  # an HTTP request, say
+    return ToolResult.ok(LookupResult(params.entity_id, "https://example.com"))
+
+
+TOOLS = [
+    Tool[LookupParams, LookupResult](name="lookup", description="Look up.", handler=lookup),
+    Tool[LookupParams, LookupResult](name="alookup", description="Look up.", handler=alookup),
+    Tool[LookupParams, LookupResult](name="fetch", description="Fetch.", handler=fetch),
+]
+PROMPT = Prompt(
+    PromptTemplate(ns="benchmarks", key="async", sections=[MarkdownSection(title="T", tools=TOOLS)])
+)
+
+
+def _floor_us() -> float:
+    adapter = TypeAdapter(LookupParams)
+    context = ToolContext(session=Session())
+
+    def floor() -> str:
+        params = adapter.validate_json(ARGUMENTS)
+        result = lookup(params, context=context)
+        return json.dumps(dataclasses.asdict(result.value))
+
+    return per_call_us(floor, number=NUMBER)
+
+
+def _execute_us() -> float:
+    executor = ToolExecutor(prompt=PROMPT, session=Session())
+    call = ToolCall("lookup", ARGUMENTS, "call-1")
+    return per_call_us(lambda: executor.execute(call), number=NUMBER)
+
+
+def _aexecute_us(name: str) -> float:
+    async def timed() -> float:
+        executor = ToolExecutor(prompt=PROMPT, session=Session())
+        call = ToolCall(name, ARGUMENTS, "call-1")
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                await executor.aexecute(call)
+            best = min(best, time.perf_counter() - start)
+        return best / NUMBER * 1e6
+
+    return asyncio.run(timed())
+
+
+def _turn_ms() -> tuple[float, float]:
+    """Wall time of one I/O-bound call, and of a turn of ``CONCURRENT`` of them."""
+
+    async def timed() -> tuple[float, float]:
+        executor = ToolExecutor(prompt=PROMPT, session=Session())
+        calls = [ToolCall("fetch", ARGUMENTS, f"call-{i}") for i in range(CONCURRENT)]
+        start = time.perf_counter()
+        await executor.aexecute(calls[0])
+        one = time.perf_counter() - start
+        start = time.perf_counter()
+        await executor.aexecute_all(calls)
+        return one * 1e3, (time.perf_counter() - start) * 1e3
+
+    return asyncio.run(timed())
+
+
+def main() -> None:
+    """Print aexecute next to execute and the floor, and a concurrent turn's wall time."""
+    floor = _floor_us()
+    execute = _execute_us()
+    aexecute_sync = _aexecute_us("lookup")
+    aexecute_async = _aexecute_us("alookup")
+    one, turn = _turn_ms()
+    rows = [
+        ("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
+        ("execute, sync handler", f"{execute:8.2f} us/call"),
+        ("aexecute, sync handler (inline)", f"{aexecute_sync:8.2f} us/call"),
+        ("aexecute, async handler", f"{aexecute_async:8.2f} us/call"),
+        ("  aexecute (async) / execute (aim <= 1.3x)", f"{aexecute_async / execute:8.2f}x"),
+        ("  aexecute (async) / floor", f"{aexecute_async / floor:8.2f}x"),
+        (f"one call sleeping {IO_SECONDS * 1e3:.0f} ms", f"{one:8.2f} ms"),
+        (f"  x {CONCURRENT}, one after the other (N x one call)", f"{one * CONCURRENT:8.2f} ms"),
+        (f"aexecute_all of {CONCURRENT} such calls (wall)", f"{turn:8.2f} ms"),
+    ]
+    for label, figure in rows:
+        print(f"{label:<58}{figure}")
+
+
+if __name__ == "__main__":
+    main()
