@@ -69,8 +69,9 @@ def _floor_us() -> float:
 
     def floor() -> str:
         params = adapter.validate_json(ARGUMENTS)
-        result = lookup(params, context=context)
-        return json.dumps(dataclasses.asdict(result.value))
+        value = lookup(params, context=context).value
+        assert value is not None
+        return json.dumps(dataclasses.asdict(value))
 
     return per_call_us(floor, number=NUMBER)
 
