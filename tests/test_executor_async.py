@@ -547,3 +547,156 @@ def test_observers_see_a_concurrent_turn_in_call_order_without_the_failed_calls_
     calls = [work_call("a", 0.05), work_call("b", 0.0, fail="raise"), work_call("c", 0.0)]
     bounded(executor(session=session).aexecute_all(calls))
     assert seen == [Mark("a"), "a", "b", Mark("c"), "c"]
+
+
+def test_a_call_waiting_for_the_session_held_by_another_thread_can_be_cancelled() -> None:
+    session = Session()
+    release = threading.Event()
+    entered = threading.Event()
+
+    def hold(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        entered.set()
+        release.wait(BOUND)
+        return ToolResult(message="held")
+
+    holder = Tool[Nothing, None](name="hold", description="Hold.", handler=hold)
+    run = executor(holder, work_tool, session=session)
+    thread = threading.Thread(target=lambda: run.execute(ToolCall("hold", "{}", "h")))
+    thread.start()
+    entered.wait(BOUND)
+
+    async def scenario() -> float:
+        task = asyncio.ensure_future(run.aexecute(work_call("waiting")))
+        await asyncio.sleep(0.05)
+        started = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.perf_counter() - started
+
+    try:
+        assert bounded(scenario()) < 1.0
+    finally:
+        release.set()
+        thread.join(BOUND)
+    assert recorded(session) == [
+        ("waiting", False, "Tool 'work' was interrupted by CancelledError"),
+        ("h", True, "held"),
+    ]
+
+
+# --- more failure paths through aexecute -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Save:
+    path: str
+    mode: str = "ok"  # "ok", "raise", "dict", "interrupt"
+
+
+class Stop(BaseException):
+    pass
+
+
+async def save(params: Save, *, context: ToolContext) -> ToolResult[None]:
+    context.session.dispatch(Mark(params.path))
+    context.require_filesystem().write(params.path, "saved")
+    await asyncio.sleep(0)
+    if params.mode == "raise":
+        raise RuntimeError("disk full")
+    if params.mode == "interrupt":
+        raise Stop()
+    if params.mode == "dict":
+        return {"saved": True}  # type: ignore[return-value]  # the executor must refuse it
+    return ToolResult(message="saved")
+
+
+save_tool = Tool[Save, None](name="save", description="Save.", handler=save)
+
+
+def saving() -> tuple[ToolExecutor, Session, InMemoryFilesystem]:
+    filesystem = InMemoryFilesystem()
+    session = Session()
+    prompt = prompt_of(save_tool, resources={Filesystem: filesystem})
+    return ToolExecutor(prompt=prompt, session=session), session, filesystem
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("raise", "Tool 'save' raised RuntimeError: disk full"),
+        ("dict", "Tool 'save' returned dict, not a ToolResult."),
+    ],
+)
+def test_a_failing_async_handler_rolls_back_the_session_and_the_filesystem(
+    mode: str, message: str
+) -> None:
+    run, session, filesystem = saving()
+    result = bounded(run.aexecute(ToolCall("save", f'{{"path": "a.txt", "mode": "{mode}"}}')))
+    assert (result.success, result.message) == (False, message)
+    assert not filesystem.exists("a.txt")
+    assert session[Mark].all() == ()
+    assert len(session[ToolInvoked]) == 1
+
+
+def test_an_interruption_in_an_async_handler_is_rolled_back_recorded_and_re_raised() -> None:
+    run, session, filesystem = saving()
+    with pytest.raises(Stop):
+        bounded(run.aexecute(ToolCall("save", '{"path": "a.txt", "mode": "interrupt"}', "i")))
+    assert not filesystem.exists("a.txt")
+    assert session[Mark].all() == ()
+    assert recorded(session) == [("i", False, "Tool 'save' was interrupted by Stop; rolled back")]
+
+
+def test_a_policy_denial_under_aexecute_runs_no_handler_and_changes_nothing() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"save": frozenset({"work"})})
+    prompt = prompt_of(save_tool, work_tool, policies=[policy])
+    session = Session()
+    result = bounded(
+        ToolExecutor(prompt=prompt, session=session).aexecute(
+            ToolCall("save", '{"path": "a.txt"}', "s")
+        )
+    )
+    assert result.success is False
+    assert session[Mark].all() == ()
+    assert [(c, s) for c, s, _ in recorded(session)] == [("s", False)]
+
+
+def test_raise_handler_errors_re_raises_an_async_handlers_error_after_rollback() -> None:
+    filesystem = InMemoryFilesystem()
+    session = Session()
+    prompt = prompt_of(save_tool, resources={Filesystem: filesystem})
+    run = ToolExecutor(prompt=prompt, session=session, raise_handler_errors=True)
+    with pytest.raises(RuntimeError) as raised:
+        bounded(run.aexecute(ToolCall("save", '{"path": "a.txt", "mode": "raise"}')))
+    assert str(raised.value) == "disk full"
+    assert not filesystem.exists("a.txt")
+    assert [(s, m) for _, s, m in recorded(session)] == [
+        (False, "Tool 'save' raised RuntimeError: disk full")
+    ]
+
+
+def test_a_sync_evaluate_nested_in_a_worker_thread_handler_of_aevaluate_finishes() -> None:
+    adapter = ScriptedAdapter(
+        [
+            [call("ask", {}, "outer-1"), call("ask", {}, "outer-2")],
+            call("work", {"label": "inner"}, "inner-1"),
+            "inner done",
+            call("work", {"label": "inner"}, "inner-2"),
+            "inner done",
+            "outer done",
+        ]
+    )
+    inner = prompt_of(work_tool, key="inner")
+
+    def ask(params: Nothing, *, context: ToolContext) -> ToolResult[str]:
+        assert context.adapter is not None
+        response = context.adapter.evaluate(inner, session=context.session)
+        return ToolResult.ok(str(response.text))
+
+    ask_tool = Tool[Nothing, str](name="ask", description="Ask.", handler=ask, in_thread=True)
+    session = Session()
+    response = bounded(adapter.aevaluate(prompt_of(ask_tool, key="outer"), session=session))
+    assert response.text == "outer done"
+    assert [r.result.value for r in response.tool_results] == ["inner done", "inner done"]
+    assert session[Mark].all() == (Mark("inner"), Mark("inner"))

@@ -769,7 +769,9 @@ class _Acquire:
 
     async def arun(self) -> None:
         # Waiting blocks a thread: not the event loop's, where the holder may be running.
-        await _in_thread(self.tree.acquire_all, self.locks)
+        # When the call is cancelled meanwhile, its tree ends and the thread stops
+        # waiting (``TurnRefused``), or its locks go when the tree ends.
+        await asyncio.to_thread(self.tree.acquire_all, self.locks)
 
 
 @dataclass(frozen=True, slots=True)
