@@ -700,3 +700,25 @@ def test_a_sync_evaluate_nested_in_a_worker_thread_handler_of_aevaluate_finishes
     assert response.text == "outer done"
     assert [r.result.value for r in response.tool_results] == ["inner done", "inner done"]
     assert session[Mark].all() == (Mark("inner"), Mark("inner"))
+
+
+def test_cancelling_aevaluate_rolls_back_its_calls_and_records_the_evaluation() -> None:
+    from wink.adapters import PromptExecuted
+
+    adapter = ScriptedAdapter([[call("work", {"label": "a", "seconds": 5.0}, "c1")], "unused"])
+    session = Session()
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(adapter.aevaluate(prompt_of(work_tool), session=session))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    bounded(scenario())
+    assert recorded(session) == [
+        ("c1", False, "Tool 'work' was interrupted by CancelledError; rolled back")
+    ]
+    assert session[Mark].all() == ()
+    executed = session[PromptExecuted].all()
+    assert [(e.text, e.error) for e in executed] == [(None, "CancelledError: ")]

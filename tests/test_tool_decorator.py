@@ -278,3 +278,52 @@ def test_mypy_infers_the_tool_type_from_the_handler(tmp_path: Path) -> None:
         '"Tool[SearchParams, SearchResult]", variable has type "Tool[SearchParams, int]")  '
         "[assignment]",
     ]
+
+
+ASYNC_SNIPPET = '''
+from dataclasses import dataclass
+
+from wink import Tool, ToolContext, ToolResult, tool
+
+
+@dataclass
+class Page:
+    url: str
+
+
+@tool
+async def fetch(params: Page, *, context: ToolContext) -> ToolResult[str]:
+    """Fetch."""
+    return ToolResult.ok(params.url)
+
+
+@tool(in_thread=True, sequential=True)
+def read(params: Page, *, context: ToolContext) -> ToolResult[bytes]:
+    """Read."""
+    return ToolResult.ok(b"")
+
+
+async def by_number(params: int, *, context: ToolContext) -> ToolResult[str]:
+    return ToolResult.ok(str(params))
+
+
+reveal_type(fetch)
+reveal_type(read)
+typed: Tool[Page, str] = fetch
+wrong: Tool[Page, int] = fetch
+Tool[Page, str](name="p", description="P.", handler=by_number)
+'''
+
+
+def test_mypy_infers_an_async_tools_type_and_checks_its_handler(tmp_path: Path) -> None:
+    assert check(tmp_path, {"async_decorated": ASYNC_SNIPPET}) == [
+        'async_decorated.py:28: note: Revealed type is "wink.tools.tool.Tool[async_decorated.Page, '
+        'str]"',
+        'async_decorated.py:29: note: Revealed type is "wink.tools.tool.Tool[async_decorated.Page, '
+        'bytes]"',
+        "async_decorated.py:31: error: Incompatible types in assignment (expression has type "
+        '"Tool[Page, str]", variable has type "Tool[Page, int]")  [assignment]',
+        'async_decorated.py:32: error: Argument "handler" to "Tool" has incompatible type "def '
+        'by_number(params: int, *, context: ToolContext) -> Coroutine[Any, Any, ToolResult[str]]"; '
+        'expected "ToolHandler[Page, str] | AsyncToolHandler[Page, str] | None"  [arg-type]',
+    ]
