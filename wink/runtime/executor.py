@@ -226,8 +226,10 @@ class ToolExecutor:
 
         The turn holds the session's turn (and its resources') until it ends. An
         error that must stop the evaluation propagates once every call has finished
-        and been recorded (the first one, in call order); cancelling rolls back the
-        calls in flight, records them as failed and re-raises ``CancelledError``.
+        and been recorded (the first one, in call order), and the calls after it are
+        not run, as with ``execute`` one call after the other; cancelling rolls back
+        the calls in flight, records them as failed and re-raises ``CancelledError``
+        (calls not started yet are not run).
         """
         pending = tuple(calls)
         tree = current_call_tree()
