@@ -47,11 +47,18 @@ def _finish(params: Job) -> ToolResult[str]:
     return ToolResult.ok(params.label)
 
 
+def _session_of(context: ToolContext) -> Session:
+    session = context.session
+    assert session is not None  # the executor always gives one
+    return session
+
+
 async def async_job(params: Job, *, context: ToolContext) -> ToolResult[str]:
-    context.session.dispatch(Mark(params.label))
+    _session_of(context).dispatch(Mark(params.label))
     await asyncio.sleep(params.seconds)
     if params.fan:
-        sub = ToolExecutor(prompt=context.prompt, session=context.session)
+        assert context.prompt is not None
+        sub = ToolExecutor(prompt=context.prompt, session=_session_of(context))
         calls = [_call("async_job", Job(f"{params.label}.{n}")) for n in range(params.fan)]
         results = await sub.aexecute_all(calls)
         if not all(result.success for result in results):
@@ -60,7 +67,7 @@ async def async_job(params: Job, *, context: ToolContext) -> ToolResult[str]:
 
 
 def sync_job(params: Job, *, context: ToolContext) -> ToolResult[str]:
-    context.session.dispatch(Mark(params.label))
+    _session_of(context).dispatch(Mark(params.label))
     time.sleep(params.seconds)
     return _finish(params)
 
