@@ -20,7 +20,9 @@ are released, and it may take no more.
 
 Sub-calls of one tree that run at the same time (on several worker threads) do
 not take turns with each other: they share each other's rollbacks, as code on
-one handler's threads shares its state.
+one handler's threads shares its state. (The calls of one model turn that
+``ToolExecutor.aexecute_all`` overlaps are one tree too, but each works on its
+own fork of the session, so they never share a rollback.)
 """
 
 from __future__ import annotations

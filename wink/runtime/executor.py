@@ -20,6 +20,13 @@ take turns, a failed call's rollback never undoes another tree's call, and a
 handler's own sub-calls, on its thread or on threads running in its context,
 never wait for it. A wait that would deadlock fails the call that would close the
 cycle instead.
+
+Async: a call is one generator of steps (``_steps``) that yields what blocks or is
+awaited (waiting for a turn, running the handler); ``execute`` drives it blocking
+and ``aexecute`` awaiting, so both share every step, failure and rollback.
+``aexecute_all`` runs a model turn: the calls that may overlap (see its docstring)
+each work on an O(1) fork of the session (``Session._fork``), merged in call order
+once all are done; the others run alone, in order.
 """
 
 from __future__ import annotations
@@ -102,7 +109,8 @@ class _Plan:
 
 
 class ToolExecutor:
-    """Runs tool calls for one prompt and session; never aborts for a tool failure.
+    """Runs tool calls for one prompt and session (``execute``, ``aexecute``, and a model
+    turn's calls with ``aexecute_all``/``execute_all``); never aborts for a tool failure.
 
     Failures come back as ``ToolResult(success=False)`` with a message the model can
     act on. ``VisibilityExpansionRequired`` and ``PromptEvaluationError`` propagate;
