@@ -333,6 +333,7 @@ def test_a_call_whose_changes_cannot_be_merged_after_the_earlier_ones_becomes_a_
     assert session[Claim].all() == (Claim("a"),)
     assert session[Mark].all() == (Mark("a"),)
     assert recorded(session) == [("a", True, "ok"), ("b", False, message)]
+    assert [e.rolled_back for e in session[ToolInvoked]] == [False, True]
 
 
 def test_a_sequential_tool_runs_alone_between_the_calls_around_it() -> None:
@@ -435,6 +436,7 @@ def test_cancelling_aexecute_all_rolls_back_the_calls_in_flight_and_records_them
         ("after", True, "ok"),
     ]
     assert session[Mark].all() == (Mark("done"), Mark("after"))
+    assert [e.rolled_back for e in session[ToolInvoked]] == [False, True, True, False]
     assert after.value == "after"
 
 

@@ -359,7 +359,10 @@ class ToolExecutor:
             f"of the calls before it in the same turn, so they were rolled back: "
             f"{describe_error(error)}"
         )
-        return self._record_failure(call, recorded.params, message, recorded.started_at)
+        failure: ToolResult[Any] = ToolResult.error(message)
+        return self._record(
+            call, recorded.params, failure, "", recorded.started_at, rolled_back=True
+        )
 
     def _steps(self, call: ToolCall) -> _Steps:
         """Run ``call`` in its call tree, holding the turns it needs.
