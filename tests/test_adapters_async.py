@@ -118,8 +118,8 @@ def test_evaluate_with_an_async_client_says_to_use_aevaluate(case: Case) -> None
     with pytest.raises(TypeError) as raised:
         adapter.evaluate(Prompt(notes_template), session=Session())
     assert str(raised.value) == (
-        f"the {adapter.name} adapter's client is asynchronous; use await "
-        "adapter.aevaluate(...), or give the adapter a synchronous client"
+        f"the {adapter.name} adapter sends asynchronously (an async client or model "
+        "function); use await adapter.aevaluate(...), or give it a synchronous one"
     )
 
 

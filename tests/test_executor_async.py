@@ -724,3 +724,40 @@ def test_cancelling_aevaluate_rolls_back_its_calls_and_records_the_evaluation() 
     assert session[Mark].all() == ()
     executed = session[PromptExecuted].all()
     assert [(e.text, e.error) for e in executed] == [(None, "CancelledError: ")]
+
+
+def test_execute_all_inside_a_running_loop_runs_sync_calls_one_after_the_other() -> None:
+    session = Session()
+    threads: list[int] = []
+
+    def where(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        threads.append(threading.get_ident())
+        return ToolResult(message="here")
+
+    inline = Tool[Nothing, None](name="where", description="Where.", handler=where)
+    run = executor(inline, session=session)
+
+    async def inside() -> list[str]:
+        calls = [ToolCall("where", "{}", "1"), ToolCall("where", "{}", "2")]
+        return [r.message for r in run.execute_all(calls)]
+
+    assert bounded(inside()) == ["here", "here"]
+    assert [c for c, _, _ in recorded(session)] == ["1", "2"]
+
+
+def test_an_async_model_function_works_with_aevaluate_and_evaluate_names_aevaluate() -> None:
+    from wink.testing import FunctionAdapter, ModelInput
+
+    async def model(model_input: ModelInput) -> str:
+        await asyncio.sleep(0)
+        return f"turn {model_input.turn}"
+
+    adapter = FunctionAdapter(model)
+    response = bounded(adapter.aevaluate(prompt_of(work_tool), session=Session()))
+    assert response.text == "turn 1"
+    with pytest.raises(TypeError) as raised:
+        adapter.evaluate(prompt_of(work_tool), session=Session())
+    assert str(raised.value) == (
+        "the function adapter sends asynchronously (an async client or model function); use "
+        "await adapter.aevaluate(...), or give it a synchronous one"
+    )

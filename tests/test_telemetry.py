@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -300,4 +301,27 @@ def test_without_the_extra_calls_work_and_instrument_names_the_fix() -> None:
         "wink.telemetry.instrument() needs OpenTelemetry; install the otel extra "
         "(pip install -e '.[otel]' from a clone) and an OpenTelemetry SDK",
         "False False",
+    ]
+
+
+def test_a_concurrent_turn_is_one_execute_tool_span_per_call_under_the_evaluation(
+    exporter: InMemorySpanExporter,
+) -> None:
+    work = executor()
+    calls = [ToolCall("work", '{"mode": "ok"}', call_id=name) for name in ("a", "b")]
+
+    async def turn() -> None:
+        with telemetry.evaluation_span(prompt_name="traced", provider="openai", model="m"):
+            await work.aexecute_all(calls)
+
+    asyncio.run(turn())
+    first, second, evaluation = exporter.get_finished_spans()
+    assert [dict(span.attributes or {}) for span in (first, second)] == [
+        {**BASE, "gen_ai.tool.call.id": "a"},
+        {**BASE, "gen_ai.tool.call.id": "b"},
+    ]
+    assert evaluation.context is not None
+    assert [span.parent.span_id if span.parent else None for span in (first, second)] == [
+        evaluation.context.span_id,
+        evaluation.context.span_id,
     ]

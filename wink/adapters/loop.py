@@ -272,8 +272,9 @@ class LoopAdapter(abc.ABC):
                     if inspect.isawaitable(reply):
                         _close(reply)
                         raise TypeError(
-                            f"the {self.name} adapter's client is asynchronous; use await "
-                            "adapter.aevaluate(...), or give the adapter a synchronous client"
+                            f"the {self.name} adapter sends asynchronously (an async client "
+                            "or model function); use await adapter.aevaluate(...), or give "
+                            "it a synchronous one"
                         )
             except BaseException as raised:
                 # The loop maps it, with the provider's help; an interruption ends the
