@@ -761,3 +761,34 @@ def test_an_async_model_function_works_with_aevaluate_and_evaluate_names_aevalua
         "the function adapter sends asynchronously (an async client or model function); use "
         "await adapter.aevaluate(...), or give it a synchronous one"
     )
+
+
+def test_cancelling_a_worker_thread_call_waits_for_the_thread_then_rolls_back() -> None:
+    finished = threading.Event()
+
+    def slow_write(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        time.sleep(0.2)
+        assert context.session is not None
+        context.session.dispatch(Mark("late"))  # after the cancellation: still undone
+        finished.set()
+        return ToolResult(message="written")
+
+    worker = Tool[Nothing, None](
+        name="slow_write", description="Write.", handler=slow_write, in_thread=True
+    )
+    session = Session()
+    run = executor(worker, session=session)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(run.aexecute(ToolCall("slow_write", "{}", "w")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished.is_set()
+
+    bounded(scenario())
+    assert session[Mark].all() == ()
+    assert recorded(session) == [
+        ("w", False, "Tool 'slow_write' was interrupted by CancelledError; rolled back")
+    ]
