@@ -77,23 +77,29 @@ def _floor_us() -> float:
     return per_call_us(floor, number=NUMBER)
 
 
-def _execute_us() -> float:
-    executor = ToolExecutor(prompt=PROMPT, session=Session())
-    call = ToolCall("lookup", ARGUMENTS, "call-1")
-    return per_call_us(lambda: executor.execute(call), number=NUMBER)
+def _per_call_us() -> dict[str, float]:
+    """Best per-call cost of ``execute`` and of ``aexecute`` (sync and async handlers),
+    measured in turns within one event loop so that load affects them alike."""
 
-
-def _aexecute_us(name: str) -> float:
-    async def timed() -> float:
+    async def timed() -> dict[str, float]:
         executor = ToolExecutor(prompt=PROMPT, session=Session())
-        call = ToolCall(name, ARGUMENTS, "call-1")
-        best = float("inf")
+        lookup_call = ToolCall("lookup", ARGUMENTS, "call-1")
+        alookup_call = ToolCall("alookup", ARGUMENTS, "call-1")
+        best = {"execute": float("inf"), "aexecute sync": float("inf"), "aexecute": float("inf")}
         for _ in range(REPEAT):
             start = time.perf_counter()
             for _ in range(NUMBER):
-                await executor.aexecute(call)
-            best = min(best, time.perf_counter() - start)
-        return best / NUMBER * 1e6
+                executor.execute(lookup_call)
+            best["execute"] = min(best["execute"], time.perf_counter() - start)
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                await executor.aexecute(lookup_call)
+            best["aexecute sync"] = min(best["aexecute sync"], time.perf_counter() - start)
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                await executor.aexecute(alookup_call)
+            best["aexecute"] = min(best["aexecute"], time.perf_counter() - start)
+        return {name: seconds / NUMBER * 1e6 for name, seconds in best.items()}
 
     return asyncio.run(timed())
 
@@ -117,9 +123,12 @@ def _turn_ms() -> tuple[float, float]:
 def main() -> None:
     """Print aexecute next to execute and the floor, and a concurrent turn's wall time."""
     floor = _floor_us()
-    execute = _execute_us()
-    aexecute_sync = _aexecute_us("lookup")
-    aexecute_async = _aexecute_us("alookup")
+    costs = _per_call_us()
+    execute, aexecute_sync, aexecute_async = (
+        costs["execute"],
+        costs["aexecute sync"],
+        costs["aexecute"],
+    )
     one, turn = _turn_ms()
     rows = [
         ("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
