@@ -509,3 +509,28 @@ def test_protocol_stdout_is_restored_when_serving_fails(
         raise RuntimeError("serving failed")
     os.write(1, b"stdout again\n")
     assert (sys.stdout is original, capfd.readouterr()) == (True, ("stdout again\n", ""))
+
+
+@dataclass(frozen=True)
+class Greeting:
+    name: str
+
+
+async def greet(params: Greeting, *, context: ToolContext) -> ToolResult[str]:
+    await anyio.sleep(0)
+    return ToolResult.ok(f"hello {params.name}")
+
+
+def test_an_async_tool_is_served_like_a_sync_one() -> None:
+    greeter = Tool[Greeting, str](name="greet", description="Greet.", handler=greet)
+    prompt = Prompt(
+        PromptTemplate(
+            ns="tests", key="greeter", sections=[MarkdownSection(title="G", tools=[greeter])]
+        )
+    )
+
+    async def script(client: Any) -> Any:
+        return await client.call_tool("greet", {"name": "Ada"})
+
+    result = run_client(mcp.server(prompt), script)
+    assert (result.is_error, result.structured_content) == (False, {"result": "hello Ada"})
