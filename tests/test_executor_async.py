@@ -792,3 +792,20 @@ def test_cancelling_a_worker_thread_call_waits_for_the_thread_then_rolls_back() 
     assert recorded(session) == [
         ("w", False, "Tool 'slow_write' was interrupted by CancelledError; rolled back")
     ]
+
+
+def test_a_session_keeping_history_runs_a_turns_calls_in_order() -> None:
+    session = Session(keep_history=True)
+    calls = [work_call("a", 0.1), work_call("b", 0.0, fail="raise"), work_call("c", 0.1)]
+    started = time.perf_counter()
+    results = bounded(executor(session=session).aexecute_all(calls))
+    assert time.perf_counter() - started >= 0.2  # overlapping, it would take 0.1 s
+    assert [r.success for r in results] == [True, False, True]
+    assert session[Mark].all() == (Mark("a"), Mark("c"))
+    assert [c for c, _, _ in recorded(session)] == ["a", "b", "c"]
+
+
+def test_two_calls_each_sleeping_0_1_s_overlap_without_keep_history() -> None:
+    started = time.perf_counter()
+    bounded(executor().aexecute_all([work_call("a", 0.1), work_call("b", 0.1)]))
+    assert time.perf_counter() - started < 0.19

@@ -224,9 +224,10 @@ class ToolExecutor:
         """Run the calls of one model turn, overlapping those that may; results in call order.
 
         Each call is its own transaction, as with ``aexecute``. Calls overlap unless
-        their tool says ``sequential=True``, a policy governs it, or the prompt has
-        snapshotable resources (or singletons built on first use): such a call runs
-        alone, after the calls before it and before those after it. Each overlapping
+        their tool says ``sequential=True``, a policy governs it, the prompt has
+        snapshotable resources (or singletons built on first use), or the session
+        keeps history (``keep_history=True``): such a call runs alone, after the
+        calls before it and before those after it. Each overlapping
         call works on its own copy of the session (O(1)); when all are done, their
         changes are applied to the session in call order, as if the calls had run one
         after the other, each seeing the session as it was when they started. A call
@@ -283,7 +284,12 @@ class ToolExecutor:
         if plan is None or not plan.overlaps:
             return False
         resources = self._resources
-        return not resources.snapshotables() and not resources.lazy_singletons
+        return (
+            not resources.snapshotables()
+            and not resources.lazy_singletons
+            # Its versions name positions in one history: it is told in one order.
+            and not self._session.keeps_history
+        )
 
     async def _overlap(self, calls: tuple[ToolCall, ...]) -> list[ToolResult[Any]]:
         """Run ``calls`` at the same time, each on a fork of the session; merge in order."""
