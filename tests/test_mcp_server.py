@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from sdk_mocks import RecordingTransport  # noqa: E402
 
 from wink import (  # noqa: E402
     Binding,
+    Filesystem,
     HostFilesystem,
     MarkdownSection,
     Prompt,
@@ -509,6 +512,156 @@ def test_protocol_stdout_is_restored_when_serving_fails(
         raise RuntimeError("serving failed")
     os.write(1, b"stdout again\n")
     assert (sys.stdout is original, capfd.readouterr()) == (True, ("stdout again\n", ""))
+
+
+# --- async tools: awaited on the server's event loop ---------------------------------
+
+
+@dataclass(frozen=True)
+class Nap:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    pause: float = 0.0
+    fail: bool = False
+
+
+@dataclass(frozen=True)
+class Noted:
+    text: str
+
+
+SERVING: list[tuple[asyncio.AbstractEventLoop, int]] = []
+"""The event loop and thread each async handler ran on."""
+
+
+async def nap(params: Nap, *, context: ToolContext) -> ToolResult[str]:
+    SERVING.append((asyncio.get_running_loop(), threading.get_ident()))
+    await asyncio.sleep(params.seconds)
+    return ToolResult.ok("rested")
+
+
+async def take_note(params: Note, *, context: ToolContext) -> ToolResult[str]:
+    context.session.dispatch(Noted(params.text))
+    context.resources.get(Filesystem).write("note.md", params.text)
+    await asyncio.sleep(params.pause)
+    if params.fail:
+        raise RuntimeError("disk full")
+    return ToolResult.ok(params.text)
+
+
+def async_prompt(tool: Tool[Any, Any], folder: Path | None = None) -> Prompt:
+    template = PromptTemplate(
+        ns="tests", key="async", sections=[MarkdownSection(title="Async", tools=[tool])]
+    )
+    if folder is None:
+        return Prompt(template)
+    return Prompt(template).bind(resources={Filesystem: HostFilesystem(folder)})
+
+
+nap_tool = Tool[Nap, str](name="nap", description="Sleep.", handler=nap)
+note_tool = Tool[Note, str](name="take_note", description="Write a note.", handler=take_note)
+
+
+def test_async_tools_run_on_the_servers_event_loop_and_overlap() -> None:
+    SERVING.clear()
+    served = mcp.server(async_prompt(nap_tool))
+
+    async def call() -> None:
+        async with mcp_sdk.Client(served, mode="legacy") as client:
+            result = await client.call_tool("nap", {"seconds": 0.2})
+            assert result.structured_content == {"result": "rested"}
+
+    async def main() -> tuple[asyncio.AbstractEventLoop, float]:
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            group.start_soon(call)
+        return asyncio.get_running_loop(), time.perf_counter() - started
+
+    loop, elapsed = anyio.run(main)
+    # The in-process client runs the server on the test's loop, in this thread.
+    assert (len(SERVING), set(SERVING)) == (2, {(loop, threading.get_ident())})
+    assert elapsed < 0.35
+
+
+def test_a_failing_async_tool_is_rolled_back_and_recorded_once(tmp_path: Path) -> None:
+    (tmp_path / "note.md").write_text("kept")
+    sessions: list[Session] = []
+
+    def factory() -> Session:
+        sessions.append(Session())
+        return sessions[-1]
+
+    served = mcp.server(async_prompt(note_tool, tmp_path), session_factory=factory)
+
+    async def script(client: Any) -> Any:
+        return await client.call_tool("take_note", {"text": "lost", "fail": True})
+
+    result = run_client(served, script)
+    assert (result.is_error, text_of(result)) == (
+        True,
+        "Tool 'take_note' raised RuntimeError: disk full",
+    )
+    assert (tmp_path / "note.md").read_bytes() == b"kept"
+    (session,) = sessions
+    assert session[Noted].all() == ()
+    assert [(event.name, event.success) for event in session[ToolInvoked].all()] == [
+        ("take_note", False)
+    ]
+
+
+def test_a_cancelled_requests_async_call_still_completes_whole(tmp_path: Path) -> None:
+    sessions: list[Session] = []
+
+    def factory() -> Session:
+        sessions.append(Session())
+        return sessions[-1]
+
+    transport = RecordingTransport(
+        mcp.server(async_prompt(note_tool, tmp_path), session_factory=factory)
+    )
+
+    async def main() -> tuple[bool, bool]:
+        async with mcp_sdk.Client(transport, mode="legacy") as client:
+            with anyio.move_on_after(0.05) as waited:
+                await client.call_tool("take_note", {"text": "first", "pause": 0.3})
+            # Same client, same session: this call takes its turn after the first.
+            second = await client.call_tool("take_note", {"text": "second"})
+            return waited.cancelled_caught, second.is_error
+
+    assert anyio.run(main) == (True, False)
+    cancels = [m for m in transport.sent_json() if m.get("method") == "notifications/cancelled"]
+    assert len(cancels) == 1
+    (session,) = sessions
+    assert [(event.name, event.success) for event in session[ToolInvoked].all()] == [
+        ("take_note", True),
+        ("take_note", True),
+    ]
+    assert session[Noted].all() == (Noted("first"), Noted("second"))
+    assert (tmp_path / "note.md").read_bytes() == b"second"
+
+
+def test_an_async_call_that_outlives_its_call_timeout_is_stopped_and_rolled_back(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "note.md").write_text("kept")
+    served = mcp.server(async_prompt(note_tool, tmp_path), call_timeout=0.05)
+
+    async def script(client: Any) -> Any:
+        return await client.call_tool("take_note", {"text": "late", "pause": 0.15})
+
+    result = run_client(served, script)
+    assert result.is_error is True
+    assert re.fullmatch(
+        r"Tool 'take_note' was stopped: deadline \S+ passed before tool 'take_note' "
+        r"returned \(now \S+\)",
+        text_of(result),
+    ), text_of(result)
+    assert (tmp_path / "note.md").read_bytes() == b"kept"
 
 
 @dataclass(frozen=True)

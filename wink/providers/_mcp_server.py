@@ -3,8 +3,11 @@
 The server is the SDK's own low-level ``Server``; wink supplies its two handlers.
 ``tools/list`` answers the rendered prompt's ``tool_specs``; ``tools/call`` runs the
 call through a ``ToolExecutor`` (contract parsing, policies, deadline, rollback, a
-``ToolInvoked`` event) in a worker thread, so the event loop keeps serving other
-clients while a handler runs, and answers ``call_tool_result`` of the outcome.
+``ToolInvoked`` event) and answers ``call_tool_result`` of the outcome. An async
+tool's call is awaited on the server's event loop (``aexecute``); a synchronous
+one runs in a worker thread (``execute``), so the loop keeps serving other clients
+while its handler runs. A request the client cancels still waits for its call,
+which commits or rolls back whole.
 
 Sessions: each MCP client gets its own wink ``Session`` (from ``session_factory``),
 so policy state such as read-before-write belongs to that client:
@@ -222,10 +225,16 @@ class PromptServer(Server[_Run]):
         executor = client.executor
         if self._call_timeout is not None:
             executor = self._executor(client.session, Deadline.after(self._call_timeout))
-        # The executor is synchronous: run it off the event loop. A cancelled request
-        # still waits for its call to finish, so the call commits or rolls back whole.
-        result = await anyio.to_thread.run_sync(_execute, executor, call)
         binding = executor.rendered_prompt.binding(call.name)
+        # A cancelled request still waits for its call to finish, so the call commits
+        # or rolls back whole, as it would have had the client waited.
+        if binding is not None and binding.tool.is_async:
+            # On the server's own loop, where awaiting blocks no other client.
+            with anyio.CancelScope(shield=True):
+                result = await _aexecute(executor, call)
+        else:
+            # A synchronous handler would block every client: a worker thread runs it.
+            result = await anyio.to_thread.run_sync(_execute, executor, call)
         if binding is None:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=result.model_text())],
@@ -374,6 +383,13 @@ def _execute(executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:
     except _STOPPED as error:
         # Recorded and rolled back by the executor; a served call has no evaluation
         # to stop, so the client gets the reason as a failed call.
+        return ToolResult.error(str(error))
+
+
+async def _aexecute(executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:
+    try:
+        return await executor.aexecute(call)
+    except _STOPPED as error:  # as in ``_execute``
         return ToolResult.error(str(error))
 
 
