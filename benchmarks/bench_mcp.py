@@ -10,7 +10,9 @@ Every call is ``bench_executor``'s ``lookup_entity`` with the same arguments. Ro
 - the ``mcp`` package's high-level ``MCPServer`` (formerly FastMCP) calling the
   same handler from a plain function;
 - ``wink.providers.mcp.server``: the same call through wink's executor, run in a
-  worker thread.
+  worker thread;
+- the same server with the handler wrapped in an ``async def``: the call awaited
+  on the server's event loop (``aexecute``), no thread.
 """
 
 from __future__ import annotations
@@ -26,9 +28,25 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
-from benchmarks.bench_executor import LookupParams, LookupResult, lookup_handler, template
+from benchmarks.bench_executor import (
+    LookupParams,
+    LookupResult,
+    lookup_handler,
+    lookup_tool,
+    template,
+)
 from benchmarks.timing import per_call_us
-from wink import Filesystem, InMemoryFilesystem, Prompt, Session, ToolContext
+from wink import (
+    Filesystem,
+    InMemoryFilesystem,
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    Session,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
 from wink.providers import mcp as wink_mcp
 from wink.runtime import ToolCall, ToolExecutor
 
@@ -39,6 +57,35 @@ REPEAT = 5
 
 def _prompt() -> Prompt:
     return Prompt(template).bind(resources={Filesystem: InMemoryFilesystem()})
+
+
+async def _alookup_handler(
+    params: LookupParams, *, context: ToolContext
+) -> ToolResult[LookupResult]:
+    return lookup_handler(params, context=context)
+
+
+def _async_prompt() -> Prompt:
+    """``template`` with ``lookup_entity``'s handler wrapped in an ``async def``."""
+    alookup = Tool[LookupParams, LookupResult](
+        name=lookup_tool.name, description=lookup_tool.description, handler=_alookup_handler
+    )
+    (section,) = template.sections
+    assert isinstance(section, MarkdownSection)
+    tools = [alookup if tool is lookup_tool else tool for tool in section.tools]
+    async_template = PromptTemplate(
+        ns=template.ns,
+        key=f"{template.key}-async",
+        sections=[
+            MarkdownSection(
+                title=section.title,
+                template=section.template.template,
+                tools=tools,
+                policies=list(section.policies),
+            )
+        ],
+    )
+    return Prompt(async_template).bind(resources={Filesystem: InMemoryFilesystem()})
 
 
 def _execute_us() -> float:
@@ -140,16 +187,20 @@ def main() -> None:
             "floor": _floor_server(),
             "high_level": _high_level_server(),
             "wink": wink_mcp.server(_prompt()),
+            "wink_async": wink_mcp.server(_async_prompt()),
         }
     )
     floor, high_level, served = costs["floor"], costs["high_level"], costs["wink"]
+    served_async = costs["wink_async"]
     rows = [
         ("executor.execute (no protocol)", f"{execute:9.1f} us/call"),
         ("worker-thread hop of a no-op (anyio.to_thread)", f"{hop:9.1f} us/call"),
         ("floor: in-memory tools/call, fixed result", f"{floor:9.1f} us/call"),
         ("mcp MCPServer, same handler", f"{high_level:9.1f} us/call"),
         ("wink mcp.server (executor in a worker thread)", f"{served:9.1f} us/call"),
+        ("wink mcp.server, async def handler (on the loop)", f"{served_async:9.1f} us/call"),
         ("  wink - floor", f"{served - floor:9.1f} us"),
+        ("  wink async def - floor (no thread hop)", f"{served_async - floor:9.1f} us"),
         ("  executor + thread hop (wink's own work; the hop", f"{execute + hop:9.1f} us"),
         ("   costs more in situ: the loop also serves the client)", ""),
         ("  wink / MCPServer (aim <= 1.5x)", f"{served / high_level:9.2f}x"),
