@@ -167,11 +167,13 @@ def run(scale: float) -> FamilyReport:
     """Run ``40 * scale`` rounds of one concurrent turn each."""
     report = FamilyReport("async_turns")
     rng = random.Random(12)
-    logging.getLogger("wink").setLevel(logging.CRITICAL)  # handler failures are expected
+    wink_logger = logging.getLogger("wink")
+    level = wink_logger.level
+    wink_logger.setLevel(logging.CRITICAL)  # handler failures are expected
     try:
         for round_number in range(max(1, int(40 * scale))):
             with report.measure():
                 _round(rng, round_number, report)
     finally:
-        logging.getLogger("wink").setLevel(logging.NOTSET)
+        wink_logger.setLevel(level)
     return report
