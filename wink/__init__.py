@@ -1,14 +1,12 @@
-"""wink: a pydantic-centric, schema-first tool runtime for LLM applications."""
+"""wink: a pydantic-centric, schema-first tool runtime for LLM applications.
 
-from wink import telemetry
-from wink.adapters import (
-    ModelExchange,
-    PromptExecuted,
-    PromptRendered,
-    PromptResponse,
-    ProviderAdapter,
-)
-from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
+Names are imported on first use (``wink.Tool`` loads the tools layer, not the CLI
+or the providers), so ``import wink`` stays cheap for programs that use a part of it.
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from wink.errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -19,61 +17,72 @@ from wink.errors import (
     VisibilityExpansionRequired,
     WinkError,
 )
-from wink.policy import (
-    PolicyDecision,
-    PolicyState,
-    ReadBeforeWritePolicy,
-    SequentialDependencyPolicy,
-    ToolPolicy,
-)
-from wink.prompt import (
-    MarkdownSection,
-    Prompt,
-    PromptOverrides,
-    PromptTemplate,
-    RenderedPrompt,
-    Section,
-    ToolBinding,
-)
-from wink.resources import (
-    Binding,
-    CircularDependencyError,
-    Filesystem,
-    GitWorkspace,
-    HostFilesystem,
-    InMemoryFilesystem,
-    ResourceBuildError,
-    ResourceRegistry,
-    Scope,
-    UnboundResourceError,
-)
-from wink.runtime import (
-    Budget,
-    BudgetExceededError,
-    BudgetTracker,
-    Deadline,
-    Session,
-    SliceKind,
-    SliceValues,
-    SliceVersion,
-    Snapshot,
-    SnapshotError,
-    TokenUsage,
-    ToolCall,
-    ToolExecutor,
-    ToolInvoked,
-)
-from wink.tools import (
-    AsyncToolHandler,
-    ParamHint,
-    Tool,
-    ToolContext,
-    ToolExample,
-    ToolHandler,
-    ToolRenderableResult,
-    ToolResult,
-)
-from wink.tools.decorator import tool
+
+if TYPE_CHECKING:
+    from wink import telemetry
+    from wink.adapters import (
+        ModelExchange,
+        PromptExecuted,
+        PromptRendered,
+        PromptResponse,
+        ProviderAdapter,
+    )
+    from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
+    from wink.policy import (
+        PolicyDecision,
+        PolicyState,
+        ReadBeforeWritePolicy,
+        SequentialDependencyPolicy,
+        ToolPolicy,
+    )
+    from wink.prompt import (
+        MarkdownSection,
+        Prompt,
+        PromptOverrides,
+        PromptTemplate,
+        RenderedPrompt,
+        Section,
+        ToolBinding,
+    )
+    from wink.resources import (
+        Binding,
+        CircularDependencyError,
+        Filesystem,
+        GitWorkspace,
+        HostFilesystem,
+        InMemoryFilesystem,
+        ResourceBuildError,
+        ResourceRegistry,
+        Scope,
+        UnboundResourceError,
+    )
+    from wink.runtime import (
+        Budget,
+        BudgetExceededError,
+        BudgetTracker,
+        Deadline,
+        Session,
+        SliceKind,
+        SliceValues,
+        SliceVersion,
+        Snapshot,
+        SnapshotError,
+        TokenUsage,
+        ToolCall,
+        ToolExecutor,
+        ToolInvoked,
+    )
+    from wink.tools import (
+        AsyncToolHandler,
+        ParamHint,
+        Tool,
+        ToolContext,
+        ToolExample,
+        ToolHandler,
+        ToolRenderableResult,
+        ToolResult,
+    )
+    from wink.tools.decorator import tool
 
 __all__ = [
     "AsyncToolHandler",
@@ -140,3 +149,76 @@ __all__ = [
     "telemetry",
     "tool",
 ]
+
+# Where each public name lives; read by ``__getattr__`` on first access.
+_HOMES: dict[str, str] = {
+    "ModelExchange": "wink.adapters",
+    "PromptExecuted": "wink.adapters",
+    "PromptRendered": "wink.adapters",
+    "PromptResponse": "wink.adapters",
+    "ProviderAdapter": "wink.adapters",
+    "Contract": "wink.contract",
+    "ContractViolation": "wink.contract",
+    "FieldProblem": "wink.contract",
+    "compile_contract": "wink.contract",
+    "PolicyDecision": "wink.policy",
+    "PolicyState": "wink.policy",
+    "ReadBeforeWritePolicy": "wink.policy",
+    "SequentialDependencyPolicy": "wink.policy",
+    "ToolPolicy": "wink.policy",
+    "MarkdownSection": "wink.prompt",
+    "Prompt": "wink.prompt",
+    "PromptOverrides": "wink.prompt",
+    "PromptTemplate": "wink.prompt",
+    "RenderedPrompt": "wink.prompt",
+    "Section": "wink.prompt",
+    "ToolBinding": "wink.prompt",
+    "Binding": "wink.resources",
+    "CircularDependencyError": "wink.resources",
+    "Filesystem": "wink.resources",
+    "GitWorkspace": "wink.resources",
+    "HostFilesystem": "wink.resources",
+    "InMemoryFilesystem": "wink.resources",
+    "ResourceBuildError": "wink.resources",
+    "ResourceRegistry": "wink.resources",
+    "Scope": "wink.resources",
+    "UnboundResourceError": "wink.resources",
+    "Budget": "wink.runtime",
+    "BudgetExceededError": "wink.runtime",
+    "BudgetTracker": "wink.runtime",
+    "Deadline": "wink.runtime",
+    "Session": "wink.runtime",
+    "SliceKind": "wink.runtime",
+    "SliceValues": "wink.runtime",
+    "SliceVersion": "wink.runtime",
+    "Snapshot": "wink.runtime",
+    "SnapshotError": "wink.runtime",
+    "TokenUsage": "wink.runtime",
+    "ToolCall": "wink.runtime",
+    "ToolExecutor": "wink.runtime",
+    "ToolInvoked": "wink.runtime",
+    "AsyncToolHandler": "wink.tools",
+    "ParamHint": "wink.tools",
+    "Tool": "wink.tools",
+    "ToolContext": "wink.tools",
+    "ToolExample": "wink.tools",
+    "ToolHandler": "wink.tools",
+    "ToolRenderableResult": "wink.tools",
+    "ToolResult": "wink.tools",
+    "tool": "wink.tools.decorator",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "telemetry":
+        return import_module("wink.telemetry")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'wink' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

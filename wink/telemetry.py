@@ -27,7 +27,6 @@ tool calls' spans, and a nested evaluation's, are its children.
 from __future__ import annotations
 
 import contextvars
-import importlib.metadata
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -279,6 +278,8 @@ def _fail(span: Span, error_type: str, description: str) -> None:
 
 
 def _version() -> str:
+    import importlib.metadata  # only when instrumenting: it is slow to import
+
     try:
         return importlib.metadata.version("wink")
     except importlib.metadata.PackageNotFoundError:  # running from a source tree

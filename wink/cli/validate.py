@@ -19,8 +19,14 @@ from typing import IO, Any
 from wink.cli.failure import printable
 from wink.cli.recorded import calls_in
 from wink.cli.settings import DEFAULT_MAX_LINE_BYTES
-from wink.contract import ContractViolation, FieldProblem, JsonSchema, format_path, map_schema
-from wink.contract import schema_validator as compiled_schema_validator
+from wink.contract import (
+    ContractViolation,
+    FieldProblem,
+    JsonSchema,
+    format_path,
+    map_schema,
+    schema_checker,
+)
 from wink.runtime.call import ToolCall
 from wink.tools import Tool
 
@@ -73,8 +79,7 @@ class CallChecker:
     def __init__(self, tools: Sequence[Tool[Any, Any]]) -> None:
         self._tools = {tool.name: tool for tool in tools}
         self._validators = {
-            tool.name: compiled_schema_validator(_null_for_optional(tool.params_schema))
-            for tool in tools
+            tool.name: schema_checker(_null_for_optional(tool.params_schema)) for tool in tools
         }
         self._known = ", ".join(sorted(self._tools))
 

@@ -7,7 +7,7 @@ from wink.contract._contract import (
     compile_contract,
     type_name,
 )
-from wink.contract.conformance import check_schema, schema_validator
+from wink.contract.conformance import SchemaChecker, check_schema, schema_checker, schema_validator
 from wink.contract.messages import FieldProblem, Problems, describe_problems, format_path
 from wink.contract.schema import DRAFT_2020_12, normalise_schema
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_schema
@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DRAFT_2020_12",
     "Contract",
+    "SchemaChecker",
     "ContractViolation",
     "FieldProblem",
     "JsonSchema",
@@ -27,6 +28,7 @@ __all__ = [
     "iter_schema_nodes",
     "map_schema",
     "normalise_schema",
+    "schema_checker",
     "schema_validator",
     "type_name",
 ]

@@ -15,7 +15,7 @@ from wink.contract import (
     Contract,
     ContractViolation,
     compile_contract,
-    schema_validator,
+    schema_checker,
     type_name,
 )
 from wink.contract.frozen import freeze
@@ -404,7 +404,7 @@ def _check_example(tool: Tool[Any, Any], index: int, example: object) -> None:
             raise PromptValidationError(
                 f"{subject} ({example.description!r}) {part}: {error.problems[0]}"
             ) from None
-        schema_errors = sorted(schema_validator(schema).iter_errors(document), key=str)
+        schema_errors = sorted(schema_checker(schema).iter_errors(document), key=str)
         pydantic_error: ContractViolation | None = None
         # Results are only ever serialized; parsing one back is meaningful only where
         # serializing and parsing agree (computed fields, for one, make them differ).
