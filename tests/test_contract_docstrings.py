@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
 import pydantic
+import pytest
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
@@ -206,3 +210,52 @@ def test_a_tool_shows_the_docstrings_as_parameter_descriptions() -> None:
         "path": "File to read, relative to the workspace.",
         "start": "First line, counted from 0.",
     }
+
+
+def test_each_source_file_is_parsed_once_for_all_its_classes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.contract import _docstrings
+
+    parsed: list[int] = []
+    original = _docstrings._docstrings_by_class
+
+    def counting(lines: list[str]) -> dict[str, dict[str, str]]:
+        parsed.append(len(lines))
+        return original(lines)
+
+    monkeypatch.setattr(_docstrings, "_by_file", {})
+    monkeypatch.setattr(_docstrings, "_docstrings_by_class", counting)
+
+    @dataclass
+    class First:
+        name: str
+        """The first name."""
+
+    @dataclass
+    class Second:
+        title: str
+        """The second title."""
+
+    assert descriptions(First) == {"name": "The first name."}
+    assert descriptions(Second) == {"title": "The second title."}
+    assert len(parsed) == 1
+
+
+def test_a_source_file_changed_on_disk_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module_file = tmp_path / "changing_params.py"
+    template = (
+        "from dataclasses import dataclass\n@dataclass\nclass Params:\n    q: str\n    {!r}\n"
+    )
+    module_file.write_text(template.format("Before."))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("changing_params")
+    try:
+        assert descriptions(module.Params) == {"q": "Before."}
+        module_file.write_text(template.format("After, longer."))
+        module = importlib.reload(module)
+        assert descriptions(module.Params) == {"q": "After, longer."}
+    finally:
+        sys.modules.pop("changing_params", None)

@@ -21,6 +21,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from wink.contract import check_schema, compile_contract, iter_schema_nodes, schema_validator
 from wink.contract._formats import NAIVE_DATETIME_PATTERN
 from wink.errors import PromptValidationError
+from wink.tools import Tool
 
 
 @dataclass
@@ -440,3 +441,40 @@ def test_schema_text_does_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2")
     }
     assert outputs == {json.dumps([compile_contract(t).input_schema for t in ALL_TYPES]) + "\n"}
+
+
+def test_the_serialization_schema_is_emitted_on_first_use_and_kept() -> None:
+    from pydantic import computed_field
+
+    class Priced(BaseModel):
+        amount: int
+
+        @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form
+        @property
+        def doubled(self) -> int:
+            return self.amount * 2
+
+    contract = compile_contract(Priced)
+    assert contract._output_schema is None  # parsing never needs it
+    schema = contract.output_schema
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "integer"},
+            "doubled": {"type": "integer", "readOnly": True},
+        },
+        "required": ["amount", "doubled"],
+        "additionalProperties": False,
+    }
+    assert contract.output_schema is schema
+    with pytest.raises(TypeError):
+        schema["properties"] = {}  # shared, so read-only like the parsing schema
+
+
+def test_a_result_type_has_its_serialization_schema_checked_when_the_tool_is_built() -> None:
+    @dataclass
+    class Found:
+        hits: list[str]
+
+    tool = Tool[None, Found](name="find", description="Find.")
+    assert tool.result_contract._output_schema is tool.result_schema

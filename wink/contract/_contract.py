@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
@@ -74,8 +75,6 @@ class Contract(Generic[T]):
     """The type this contract was compiled from (``None`` for no payload)."""
     input_schema: JsonSchema
     """JSON Schema of what parsing accepts (validation mode)."""
-    output_schema: JsonSchema
-    """JSON Schema of what serializing produces (serialization mode)."""
     _validator: SchemaValidator | None = field(repr=False)
     _adapter: TypeAdapter[T] | None = field(repr=False)
     max_bytes: int | None = None
@@ -86,6 +85,20 @@ class Contract(Generic[T]):
     _core: Any = field(default=None, repr=False)
     """The validator's core schema, for the fail-fast validator built on demand."""
     _fail_fast: list[SchemaValidator] = field(default_factory=list, repr=False)
+    _output_schema: JsonSchema | None = field(default=None, repr=False)
+
+    @property
+    def output_schema(self) -> JsonSchema:
+        """JSON Schema of what serializing produces (serialization mode).
+
+        Emitted and checked on first use: most params types are only ever parsed.
+        """
+        schema = self._output_schema
+        if schema is None:
+            assert self._adapter is not None  # the None contract is built with its schema
+            schema = _output_schema_of(self.type, self._adapter, self.input_schema)
+            object.__setattr__(self, "_output_schema", schema)
+        return schema
 
     @property
     def name(self) -> str:
@@ -243,20 +256,44 @@ def compile_contract(tp: Any) -> Contract[Any]:
 
 def _compile(tp: Any) -> Contract[Any]:
     if tp is None or tp is type(None):
-        return Contract(None, freeze(_EMPTY_OBJECT), freeze({"type": "null"}), None, None)
-    name = type_name(tp)
-    try:
+        return Contract(
+            None, freeze(_EMPTY_OBJECT), None, None, _output_schema=freeze({"type": "null"})
+        )
+    with _refusals(tp):
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         # An unresolved forward reference leaves a placeholder schema; raise it now.
         adapter.rebuild(raise_errors=True)
-        core = forbid_extra_everywhere(adapter.core_schema, name)
+        core = forbid_extra_everywhere(adapter.core_schema, type_name(tp))
         validator = SchemaValidator(core)
         input_schema = generate_json_schema(adapter.core_schema, "validation")
-        output_schema = generate_json_schema(adapter.core_schema, "serialization")
         # Conformance is checked here, once per type, not once per tool that uses it.
-        check_schema(input_schema, f"{name} (parsing)")
+        check_schema(input_schema, f"{type_name(tp)} (parsing)")
+    # Every tool with this type shares these schemas: read-only, so none can change another's.
+    return Contract(
+        tp,
+        freeze(input_schema),
+        validator,
+        adapter,
+        _key_names=KeyNames.of(input_schema),
+        _core=core,
+    )
+
+
+def _output_schema_of(tp: Any, adapter: TypeAdapter[Any], input_schema: JsonSchema) -> JsonSchema:
+    with _refusals(tp):
+        output_schema = generate_json_schema(adapter.core_schema, "serialization")
         if output_schema != input_schema:
-            check_schema(output_schema, f"{name} (serializing)")
+            check_schema(output_schema, f"{type_name(tp)} (serializing)")
+    frozen: JsonSchema = freeze(output_schema)
+    return frozen
+
+
+@contextmanager
+def _refusals(tp: Any) -> Iterator[None]:
+    """Turn pydantic's refusal of ``tp`` into a ``PromptValidationError`` naming the field."""
+    name = type_name(tp)
+    try:
+        yield
     except PromptValidationError as error:
         message = str(error)
         if not message.startswith((f"{name}.", f"{name}:")):
@@ -275,16 +312,6 @@ def _compile(tp: Any) -> Contract[Any]:
         missing = getattr(error, "name", None) or ""
         where = field_mentioning(tp, missing) or name
         raise PromptValidationError(f"{where}: unresolved forward reference {missing!r}") from None
-    # Every tool with this type shares these schemas: read-only, so none can change another's.
-    return Contract(
-        tp,
-        freeze(input_schema),
-        freeze(output_schema),
-        validator,
-        adapter,
-        _key_names=KeyNames.of(input_schema),
-        _core=core,
-    )
 
 
 def type_name(tp: Any) -> str:

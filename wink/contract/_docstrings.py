@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
-import textwrap
+import linecache
 from typing import Any
 
 from wink.contract.walk import JsonSchema
@@ -52,26 +52,72 @@ def _docstrings(cls: type[Any]) -> dict[str, str]:
 
 
 def _own_docstrings(cls: type[Any]) -> dict[str, str]:
+    """The attribute docstrings written in ``cls``'s own body.
+
+    The class is found in its module's source the way ``inspect.getsource`` finds
+    it (the first class statement with its qualified name), but each source file is
+    parsed once, not once per class.
+    """
     try:
-        lines, _ = inspect.getsourcelines(cls)
-    except (OSError, TypeError):  # no source: built in the REPL, by exec, or compiled
+        file = inspect.getsourcefile(cls)
+        if file:
+            linecache.checkcache(file)
+        else:
+            file = inspect.getfile(cls)
+            # Only a source registered with ``linecache`` (doctest, a notebook) has no file.
+            if not (file.startswith("<") and file.endswith(">")):
+                return {}
+    except (OSError, TypeError):  # built in, or defined where no file is known
         return {}
-    source = textwrap.dedent("".join(lines))
+    module = inspect.getmodule(cls, file)
+    lines = linecache.getlines(file, module.__dict__ if module else None)
+    if not lines:  # built in the REPL or by exec
+        return {}
+    cached = _by_file.get(file)
+    if cached is None or cached[0] is not lines:
+        cached = (lines, _docstrings_by_class(lines))
+        _by_file[file] = cached
+    return cached[1].get(cls.__qualname__, {})
+
+
+# File name to (the source lines it was read from, qualified class name to the
+# class's attribute docstrings); ``linecache`` hands out new lines when a file changes.
+_by_file: dict[str, tuple[list[str], dict[str, dict[str, str]]]] = {}
+
+
+def _docstrings_by_class(lines: list[str]) -> dict[str, dict[str, str]]:
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        # A class body indented less than its first line (a multi-line string at
-        # column 0): parse it inside a function, where any indentation is valid.
-        try:
-            tree = ast.parse("def _():\n" + textwrap.indent(source, " "))
-        except SyntaxError:
-            return {}
-        tree = tree.body[0]  # type: ignore[assignment]  # the wrapping function
-    statement = tree.body[0] if tree.body else None
-    if not isinstance(statement, ast.ClassDef):
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
         return {}
+    finder = _ClassBodies()
+    finder.visit(tree)
+    return {name: _attribute_docstrings(body) for name, body in finder.bodies.items()}
+
+
+class _ClassBodies(ast.NodeVisitor):
+    """Every class statement's body by qualified name, the first one written winning."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, list[ast.stmt]] = {}
+        self._names: list[str] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._names += [node.name, "<locals>"]
+        self.generic_visit(node)
+        del self._names[-2:]
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._names.append(node.name)
+        self.bodies.setdefault(".".join(self._names), node.body)
+        self.generic_visit(node)
+        self._names.pop()
+
+
+def _attribute_docstrings(body: list[ast.stmt]) -> dict[str, str]:
     docstrings: dict[str, str] = {}
-    body = statement.body
     for field, after in itertools.pairwise(body):
         if (
             isinstance(field, ast.AnnAssign)

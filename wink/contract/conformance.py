@@ -46,7 +46,10 @@ def check_schema(schema: JsonSchema, subject: str) -> None:
 def _rust_meta_is_valid(schema: JsonSchema) -> bool:
     import jsonschema_rs
 
-    return bool(jsonschema_rs.meta.is_valid(schema))
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except ValueError:  # a container it does not read (a list subclass): ask jsonschema
+        return False
 
 
 class SchemaChecker:
