@@ -1,8 +1,10 @@
-"""``wink validate`` throughput on a generated 100,000-line JSONL file of recorded calls.
+"""``wink validate`` throughput on a generated 200,000-line JSONL file of recorded calls.
 
-Floor: reading the same file and ``json.loads`` of every line, the least any
-validator of this file must do. The ratio says how much checking each payload
-against its contract and JSON Schema costs on top of that.
+Floors, on the same file in the same run: pydantic alone (``validate_json`` of each
+line by one ``TypeAdapter`` of both recorded shapes, its arguments as
+``Json[LookupParams]``, strict and closed, with no report and no JSON Schema check),
+and reading plus ``json.loads`` of every line. The ratios say what checking each
+payload against its contract and its JSON Schema, and reporting, cost on top.
 """
 
 from __future__ import annotations
@@ -17,12 +19,24 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Json, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from wink.cli import main as wink_main
 from wink.cli.targets import load_target, tools_of
 from wink.cli.validate import CallChecker, validate_lines
 
-LINES = 100_000
+LINES = 200_000
+
+
+@pydantic_dataclass(config=ConfigDict(extra="forbid", strict=True))
+class _StrictParams:
+    entity_id: str
+    include_related: bool = False
+
+
 EXAMPLE = "examples/lookup_entity.py:template"
 
 
@@ -72,6 +86,48 @@ def parse_only(path: Path) -> None:
             json.loads(line)
 
 
+class _PlainCall(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: Literal["lookup_entity"]
+    arguments: _StrictParams
+
+
+class _Function(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: Literal["lookup_entity"]
+    arguments: Json[_StrictParams]
+
+
+class _OpenAICall(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: str
+    type: Literal["function"]
+    function: _Function
+
+
+class _AssistantMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    role: Literal["assistant"]
+    tool_calls: list[_OpenAICall]
+
+
+_LINE = TypeAdapter(_PlainCall | _AssistantMessage)
+
+
+def pydantic_only(path: Path) -> None:
+    """The pydantic floor: each line validated by one strict adapter; errors counted only."""
+    invalid = 0
+    validate_json = _LINE.validate_json
+    with path.open("rb") as file:
+        for line in file:
+            try:
+                validate_json(line)
+            except ValidationError:
+                invalid += 1
+    if invalid != LINES // 10:
+        raise SystemExit(f"the pydantic floor found {invalid} invalid lines")
+
+
 def validate(path: Path) -> None:
     """``wink validate`` end to end, findings sent to /dev/null."""
     with (
@@ -107,6 +163,7 @@ def main() -> None:
             write_calls(path, LINES)
             size_mb = path.stat().st_size / 1e6
             floor = seconds(lambda: parse_only(path))
+            pydantic_floor = seconds(lambda: pydantic_only(path))
             took = seconds(lambda: validate(path))
             # Half the lines is already past the fill of pydantic-core's bounded JSON string
             # cache, so equal peaks show memory does not grow with the file.
@@ -116,9 +173,19 @@ def main() -> None:
     finally:
         os.chdir(previous)
     print(f"file: {LINES:,} lines, {size_mb:.1f} MB, 1 in 10 payloads invalid")
-    print(f"wink validate            {LINES / took:>12,.0f} payloads/s  ({took:.2f} s)")
-    print(f"floor (json.loads only)  {LINES / floor:>12,.0f} payloads/s  ({floor:.2f} s)")
-    print(f"ratio validate / floor   {took / floor:>12.1f}x")
+    print(
+        f"wink validate (contract + JSON Schema) {LINES / took:>10,.0f} payloads/s  ({took:.2f} s)"
+    )
+    print(
+        f"floor pydantic validate_json alone     {LINES / pydantic_floor:>10,.0f} payloads/s"
+        f"  ({pydantic_floor:.2f} s)"
+    )
+    print(
+        f"floor json.loads only                  {LINES / floor:>10,.0f} payloads/s"
+        f"  ({floor:.2f} s)"
+    )
+    print(f"ratio validate / pydantic floor        {took / pydantic_floor:>10.2f}x")
+    print(f"ratio validate / json.loads floor      {took / floor:>10.2f}x")
     print(
         f"peak memory: {peaks[0]:,.0f} KiB for {LINES // 2:,} lines, "
         f"{peaks[1]:,.0f} KiB for {LINES:,} lines"

@@ -700,3 +700,59 @@ def test_lines_are_checked_as_they_are_read() -> None:
 
     tally = validate_lines(lines(), "calls", checker, reported.append)
     assert (tally.calls, tally.unknown, tally.invalid) == (2, 1, 0)
+
+
+def test_the_location_of_a_call_is_spelled_out_only_for_calls_with_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wink.cli import validate as validate_module
+
+    labels: list[str] = []
+    original = validate_module._call_label
+
+    def counting(call: Any, position: int, count: int) -> str:
+        labels.append(original(call, position, count))
+        return labels[-1]
+
+    monkeypatch.setattr(validate_module, "_call_label", counting)
+    calls = write_calls(
+        tmp_path / "calls.jsonl",
+        {"name": "search", "arguments": {"query": "a"}},
+        {"name": "search", "arguments": {"query": 3}},
+        {"name": "search", "arguments": '{"query": "b"}'},
+    )
+    assert main(["validate", TOOLS, calls]) == 1
+    assert labels == ["search"]
+    assert capsys.readouterr().err == (
+        f"{calls}:2: search: query: input should be a valid string (got 3)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"a": [1.0000000000000002, 1e400, -0.0, 5e-324, NaN]}',
+        b'{"a": 1, "a": 2}',
+        b'"\\ud800"',
+        b"\xef\xbb\xbf{}",
+        b"[" * 300 + b"]" * 300,
+        b'{"big": 123456789012345678901234567890}',
+    ],
+    ids=["floats", "repeated key", "lone surrogate", "bom", "deep", "big int"],
+)
+def test_lines_are_read_exactly_as_json_loads_reads_them(line: bytes) -> None:
+    from wink.cli.validate import _read_json
+
+    assert repr(_read_json(line)) == repr(json.loads(line))
+
+
+@pytest.mark.parametrize("line", [b'{"a": 1,}', b'"\xff"', b'"a\x01"', b"01"])
+def test_an_unreadable_line_fails_with_json_loads_own_error(line: bytes) -> None:
+    from wink.cli.validate import _read_json
+
+    with pytest.raises(ValueError) as expected:
+        json.loads(line)
+    with pytest.raises(ValueError) as raised:
+        _read_json(line)
+    assert type(raised.value) is type(expected.value)
+    assert str(raised.value) == str(expected.value)

@@ -65,6 +65,8 @@ _NO_CALL_TYPES = frozenset(
 # function_call_output, custom_tool_call, mcp_call, web_search_call, server_tool_use,
 # mcp_tool_result, output_text...
 _NO_CALL_SUFFIXES = ("_call", "_call_output", "_tool_use", "_tool_result", "_text")
+_PLAIN_CALL_KEYS = frozenset({"name", "arguments", "call_id", "id"})
+_ASSISTANT_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
 _INVOKED_KEYS = frozenset({"prompt_name", "name", "call_id", "arguments", "result"})
 
 
@@ -86,6 +88,12 @@ def calls_in(document: object) -> list[ToolCall]:
 
 
 def _reader_for(document: dict[str, Any]) -> _Reader:
+    # The two commonest shapes, settled by their keys alone (the checks below agree).
+    keys = document.keys()
+    if "name" in document and keys <= _PLAIN_CALL_KEYS:
+        return _plain_call
+    if "tool_calls" in document and keys <= _ASSISTANT_MESSAGE_KEYS:
+        return openai.parse_tool_calls
     if document.get("method") == "tools/call":
         return _mcp_request
     if "jsonrpc" in document or isinstance(document.get("method"), str):
@@ -102,9 +110,9 @@ def _reader_for(document: dict[str, Any]) -> _Reader:
             return openai.parse_tool_calls
         if isinstance(document.get("input"), str):
             return _no_calls  # a Responses request whose input is one user text
-    if kind == "function_call" or any(key in document for key in _OPENAI_KEYS):
+    if kind == "function_call" or not document.keys().isdisjoint(_OPENAI_KEYS):
         return openai.parse_tool_calls
-    if any(key in document for key in _GEMINI_KEYS):
+    if not document.keys().isdisjoint(_GEMINI_KEYS):
         return gemini.parse_tool_calls
     if kind == "tool_use" or isinstance(document.get("content"), list):
         return anthropic.parse_tool_calls
@@ -112,7 +120,7 @@ def _reader_for(document: dict[str, Any]) -> _Reader:
         return _no_calls
     if "name" in document:
         return _plain_call
-    if any(key in document for key in _GEMINI_OTHER_PARTS):
+    if not document.keys().isdisjoint(_GEMINI_OTHER_PARTS):
         return _no_calls
     raise UnrecognisedDocument(
         "expected a tool call ({name, arguments}), an OpenAI, Anthropic or Gemini message, "

@@ -24,6 +24,8 @@ def as_data(payload: Any) -> Any:
     Field aliases are asked for (``functionCall``, ``inputSchema``) where the SDK
     has them; the readers accept the snake_case names as well.
     """
+    if type(payload) is dict or type(payload) is list:  # decoded JSON: most payloads
+        return payload
     dump = getattr(payload, "model_dump", None)
     if callable(dump):
         try:
@@ -52,6 +54,8 @@ def text_field(data: Mapping[str, Any], name: str, where: str, *aliases: str) ->
 def object_at(value: Any, where: str) -> Mapping[str, Any]:
     """``value`` (a dict or SDK object) as a mapping, or ``ProviderPayloadError`` naming
     ``where``."""
+    if type(value) is dict:
+        return value
     data = as_data(value)
     if not isinstance(data, Mapping):
         raise ProviderPayloadError(f"{where}: expected an object, got {_kind(data)}")

@@ -388,18 +388,28 @@ def _object_depth(node: JsonSchema) -> int:
 def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
     calls = []
     for index, raw in enumerate(items):
-        here = f"{where}[{index}]" if where != "tool call" else where
-        item = object_at(raw, here)
+        # Where an item is gets spelled out only to say what is wrong with it.
+        item = raw if type(raw) is dict else object_at(raw, _item_where(where, index))
         kind = item.get("type")
         if kind == "function_call":
-            name = text_field(item, "name", here)
+            name = item.get("name")
+            if type(name) is not str or not name:
+                name = text_field(item, "name", _item_where(where, index))
             calls.append(ToolCall(name, item.get("arguments"), item.get("call_id")))
         elif kind in (None, "function") and "function" in item:
-            function = object_at(item["function"], f"{here}.function")
-            name = text_field(function, "name", f"{here}.function")
+            function = item["function"]
+            if type(function) is not dict:
+                function = object_at(function, f"{_item_where(where, index)}.function")
+            name = function.get("name")
+            if type(name) is not str or not name:
+                name = text_field(function, "name", f"{_item_where(where, index)}.function")
             calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
         # Other items (messages, reasoning, custom or hosted tool calls) call no function.
     return calls
+
+
+def _item_where(where: str, index: int) -> str:
+    return f"{where}[{index}]" if where != "tool call" else where
 
 
 # Last: the adapter module reads this module's names when it runs.
