@@ -115,8 +115,13 @@ class FrozenList(list[Any]):
         return (list, (thaw(self),))
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """A read-only copy of a JSON value (dicts and lists at every level)."""
+    if type(value) in _SCALARS:  # most of a schema's values: checked first
+        return value
     if isinstance(value, dict):
         # dict's constructor fills the mapping directly, never through __setitem__.
         return FrozenDict({key: freeze(item) for key, item in value.items()})

@@ -66,17 +66,20 @@ def map_nodes(
     """
     node: JsonSchema = {}
     for key, value in schema.items():
-        where = f"{pointer}/{key}"
         if key in ONE_SCHEMA and isinstance(value, dict):
-            node[key] = map_nodes(value, visit, where)
+            node[key] = map_nodes(value, visit, f"{pointer}/{key}")
         elif key in SCHEMA_LIST and isinstance(value, list):
             node[key] = [
-                map_nodes(item, visit, f"{where}/{index}") if isinstance(item, dict) else item
+                map_nodes(item, visit, f"{pointer}/{key}/{index}")
+                if isinstance(item, dict)
+                else item
                 for index, item in enumerate(value)
             ]
         elif key in SCHEMA_MAP and isinstance(value, dict):
             node[key] = {
-                name: map_nodes(sub, visit, f"{where}/{name}") if isinstance(sub, dict) else sub
+                name: map_nodes(sub, visit, f"{pointer}/{key}/{name}")
+                if isinstance(sub, dict)
+                else sub
                 for name, sub in value.items()
             }
         else:
@@ -86,16 +89,27 @@ def map_nodes(
 
 def iter_schema_nodes(schema: JsonSchema, path: str = "#") -> list[tuple[str, JsonSchema]]:
     """List every schema node with its JSON pointer, parents before children."""
-    found: list[tuple[str, JsonSchema]] = [(path, schema)]
-    for key, value in schema.items():
-        if key in ONE_SCHEMA and isinstance(value, dict):
-            found.extend(iter_schema_nodes(value, f"{path}/{key}"))
-        elif key in SCHEMA_LIST and isinstance(value, list):
-            for index, item in enumerate(value):
-                if isinstance(item, dict):
-                    found.extend(iter_schema_nodes(item, f"{path}/{key}/{index}"))
-        elif key in SCHEMA_MAP and isinstance(value, dict):
-            for name, sub in value.items():
-                if isinstance(sub, dict):
-                    found.extend(iter_schema_nodes(sub, f"{path}/{key}/{name}"))
+    found: list[tuple[str, JsonSchema]] = []
+    pending: list[tuple[str, JsonSchema]] = [(path, schema)]
+    while pending:
+        path, node = pending.pop()
+        found.append((path, node))
+        children: list[tuple[str, JsonSchema]] = []
+        for key, value in node.items():
+            if key in ONE_SCHEMA and isinstance(value, dict):
+                children.append((f"{path}/{key}", value))
+            elif key in SCHEMA_LIST and isinstance(value, list):
+                children.extend(
+                    (f"{path}/{key}/{index}", item)
+                    for index, item in enumerate(value)
+                    if isinstance(item, dict)
+                )
+            elif key in SCHEMA_MAP and isinstance(value, dict):
+                children.extend(
+                    (f"{path}/{key}/{name}", sub)
+                    for name, sub in value.items()
+                    if isinstance(sub, dict)
+                )
+        # Last pushed is visited first: reversed, so children keep their written order.
+        pending.extend(reversed(children))
     return found

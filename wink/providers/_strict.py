@@ -33,7 +33,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from wink.contract.walk import JsonSchema, iter_schema_nodes, map_nodes
@@ -384,6 +384,12 @@ def pattern_problem(pattern: object) -> str | None:
     """
     if not isinstance(pattern, str):
         return "a value that is not a string"
+    return _pattern_problem(pattern)
+
+
+@lru_cache(maxsize=1024)
+def _pattern_problem(pattern: str) -> str | None:
+    # Cached: every tool with a date-time field carries the same long pattern.
     tokens = _REGEX_TOKEN.findall(pattern)
     for index, token in enumerate(tokens):
         following = "".join(tokens[index + 1 : index + 4])
