@@ -1,19 +1,27 @@
 """Executor cost per call against a floor, and its independence from session size.
 
-The tool is the spec's ``lookup_entity``, governed by two policies, with an
-in-memory filesystem bound (so a snapshotable resource is saved on every call).
-The floor is the least a runtime can do: pydantic ``validate_json`` of the
-arguments, a direct handler call and ``json.dumps`` of the result value.
+The tool is the spec's ``lookup_entity``: once governed by two policies with an
+in-memory filesystem bound (so a snapshotable resource is saved on every call),
+once alone. Each call is ``execute`` plus the text sent back (``render()``).
+
+The floor is the least a runtime that checks what wink checks can do: a strict,
+closed ``TypeAdapter`` (the params dataclass with ``strict=True, extra="forbid"``)
+``.validate_json`` of the arguments, a direct handler call and ``json.dumps`` of the
+result's fields. The lax floor (default ``TypeAdapter`` + ``dataclasses.asdict``) is
+printed beside it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from benchmarks.timing import per_call_us
 from wink import (
@@ -36,6 +44,15 @@ ARGUMENTS = '{"entity_id": "entity-42", "include_related": true}'
 
 @dataclass
 class LookupParams:
+    entity_id: str = field(metadata={"description": "Global identifier to fetch"})
+    include_related: bool = field(default=False)
+
+
+@dataclass
+class StrictLookupParams:
+    """The floor's params: the same fields, validated strictly and closed."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
     entity_id: str = field(metadata={"description": "Global identifier to fetch"})
     include_related: bool = field(default=False)
 
@@ -77,9 +94,20 @@ template = PromptTemplate(
 )
 
 
+bare_template = PromptTemplate(
+    ns="benchmarks",
+    key="executor_bare",
+    sections=[MarkdownSection(title="Guidance", template="Use tools.", tools=[lookup_tool])],
+)
+
+
 def _executor(session: Session) -> ToolExecutor:
     prompt = Prompt(template).bind(resources={Filesystem: InMemoryFilesystem()})
     return ToolExecutor(prompt=prompt, session=session)
+
+
+def _bare_executor(session: Session) -> ToolExecutor:
+    return ToolExecutor(prompt=Prompt(bare_template), session=session)
 
 
 def _filled_session() -> Session:
@@ -96,6 +124,19 @@ def _filled_session() -> Session:
 
 
 def _floor_us() -> float:
+    adapter = TypeAdapter(StrictLookupParams)
+    context = ToolContext(session=Session())
+
+    def floor() -> str:
+        params = adapter.validate_json(ARGUMENTS)
+        value = lookup_handler(params, context=context).value
+        return json.dumps({"entity_id": value.entity_id, "document_url": value.document_url})
+
+    assert json.loads(floor()) == {"entity_id": "entity-42", "document_url": "https://example.com"}
+    return per_call_us(floor)
+
+
+def _lax_floor_us() -> float:
     adapter = TypeAdapter(LookupParams)
     context = ToolContext(session=Session())
 
@@ -107,10 +148,36 @@ def _floor_us() -> float:
     return per_call_us(floor)
 
 
-def _execute_us(session: Session) -> float:
-    executor = _executor(session)
+def _call(executor: ToolExecutor) -> Callable[[], str]:
     call = ToolCall("lookup_entity", ARGUMENTS, "call-1")
-    return per_call_us(lambda: executor.execute(call))
+
+    def run() -> str:
+        return executor.execute(call).render()
+
+    expected = '{"entity_id":"entity-42","document_url":"https://example.com"}'
+    assert expected in run(), run()
+    return run
+
+
+def _execute_us(session: Session) -> float:
+    return per_call_us(_call(_executor(session)))
+
+
+def _kept_per_call(run: Callable[[], object], calls: int = 2000) -> tuple[float, float]:
+    """GC-tracked objects and bytes that each call leaves allocated (its recorded event)."""
+    run()
+    gc.collect()
+    gc.disable()
+    try:
+        tracemalloc.start()
+        before_objects, before_bytes = gc.get_count()[0], tracemalloc.get_traced_memory()[0]
+        for _ in range(calls):
+            run()
+        after_objects, after_bytes = gc.get_count()[0], tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+    finally:
+        gc.enable()
+    return (after_objects - before_objects) / calls, (after_bytes - before_bytes) / calls
 
 
 def _snapshot_restore_us(session: Session) -> float:
@@ -123,16 +190,31 @@ def _snapshot_restore_us(session: Session) -> float:
 def main() -> None:
     """Print the executor's cost next to the floor, and empty vs filled sessions."""
     floor = _floor_us()
+    lax_floor = _lax_floor_us()
+    bare = per_call_us(_call(_bare_executor(Session())))
     empty = _execute_us(Session())
     filled_session = _filled_session()
     filled = _execute_us(filled_session)
-    filled_label = f"executor, {LOG_EVENTS:,} LOG events + {STATE_ITEMS:,} STATE items"
+    objects, kept_bytes = _kept_per_call(_call(_executor(Session())))
+    bare_objects, bare_bytes = _kept_per_call(_call(_bare_executor(Session())))
+    filled_label = f"2 policies + filesystem, {LOG_EVENTS:,} LOG + {STATE_ITEMS:,} STATE"
     rows = [
-        ("floor: validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
-        ("executor, empty session", f"{empty:8.2f} us/call"),
-        ("  executor / floor (aim <= 3x)", f"{empty / floor:8.2f}x"),
+        ("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
+        ("  (lax floor: validate_json + handler + asdict + dumps)", f"{lax_floor:8.2f} us/call"),
+        ("execute + render, no policy, no resource", f"{bare:8.2f} us/call"),
+        ("  / floor (target <= 1.6x)", f"{bare / floor:8.2f}x"),
+        ("execute + render, 2 policies + in-memory filesystem", f"{empty:8.2f} us/call"),
+        ("  / floor (target <= 2.0x)", f"{empty / floor:8.2f}x"),
         (filled_label, f"{filled:8.2f} us/call"),
-        ("  filled / empty (aim ~1x)", f"{filled / empty:8.2f}x"),
+        ("  filled / empty (target <= 1.1x)", f"{filled / empty:8.2f}x"),
+        (
+            "kept per call (GC-tracked objects, bytes), 2 policies",
+            f"{objects:8.1f} objects, {kept_bytes:,.0f} B",
+        ),
+        (
+            "kept per call (GC-tracked objects, bytes), no policy",
+            f"{bare_objects:8.1f} objects, {bare_bytes:,.0f} B",
+        ),
         ("snapshot + restore, empty session", f"{_snapshot_restore_us(Session()):8.2f} us"),
         ("snapshot + restore, filled session", f"{_snapshot_restore_us(filled_session):8.2f} us"),
     ]
