@@ -199,7 +199,8 @@ class Contract(Generic[T]):
         if self._adapter is None:
             return None
         try:
-            return self._adapter.dump_python(
+            # The serializer itself: ``TypeAdapter``'s wrapper only passes these through.
+            return self._adapter.serializer.to_python(
                 value, mode="json", exclude_none=exclude_none, by_alias=True, warnings="error"
             )
         except PydanticSerializationError as error:
@@ -210,7 +211,7 @@ class Contract(Generic[T]):
         if self._adapter is None:
             return "null"
         try:
-            dumped = self._adapter.dump_json(
+            dumped = self._adapter.serializer.to_json(
                 value, exclude_none=exclude_none, by_alias=True, warnings="error"
             )
         except PydanticSerializationError as error:

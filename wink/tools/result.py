@@ -113,10 +113,15 @@ class ToolResult(_RenderedText, Generic[ResultT]):
 
     def rendered_as(self, text: str) -> ToolResult[ResultT]:
         """An equal result whose ``render()`` returns ``text`` (the executor's rendering)."""
-        if type(self) is ToolResult:  # direct construction: far cheaper than ``replace``
-            copy = ToolResult(
-                self.message, self.value, self.success, self.exclude_value_from_context
-            )
+        if type(self) is ToolResult:
+            # The fields were checked when this result was built: copied without
+            # ``__init__`` (far cheaper than ``replace``), as ``copy.copy`` would.
+            copy: ToolResult[ResultT] = object.__new__(ToolResult)
+            setattr_ = object.__setattr__
+            setattr_(copy, "message", self.message)
+            setattr_(copy, "value", self.value)
+            setattr_(copy, "success", self.success)
+            setattr_(copy, "exclude_value_from_context", self.exclude_value_from_context)
         else:
             copy = replace(self)
         object.__setattr__(copy, "_rendered", text)  # not a field, so frozen does not cover it
