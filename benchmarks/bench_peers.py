@@ -1,4 +1,5 @@
-"""Per-call tool execution cost of wink next to pydantic-ai and the OpenAI Agents SDK.
+"""Per-call tool execution cost of wink next to the OpenAI Agents SDK, pydantic-ai,
+the MCP SDK's server and LangChain.
 
 Every runtime does the same work: one call of the spec's ``lookup_entity`` tool,
 from the model's JSON arguments string to the text that goes back to the model,
@@ -11,10 +12,20 @@ events) is measured.
   (as its runner builds one per call), then ``ItemHelpers.tool_call_output_item``.
 - pydantic-ai: ``ToolManager.handle_call`` (validation, hooks, execution), then
   ``ToolReturnPart.model_response_str()``.
+- MCP SDK: ``MCPServer.call_tool`` with the decoded arguments (``json.loads``, as its
+  JSON-RPC layer decodes them), then the text of the result's first content block
+  (indented JSON).
+- LangChain: ``StructuredTool.invoke`` / ``ainvoke`` of a tool call with the decoded
+  arguments; its message text is ``str(result)``, the dataclass repr, not JSON.
+
+The floor is the least a runtime that checks what wink checks can do: a strict,
+closed ``TypeAdapter`` (``strict=True, extra="forbid"``) ``validate_json`` of the
+arguments, a direct handler call and ``json.dumps`` of the result's fields. Every
+row is printed as a multiple of it and of wink.
 
 The peers are async, so they are timed inside one event loop, many calls per
 loop; wink is timed both directly and awaited from a coroutine in that loop, and
-the ratios use the awaited figure. Both peers run a plain ``def`` tool in a worker
+the ratios to wink use the awaited figure. The peers run a plain ``def`` tool in a worker
 thread, so each is measured with an ``async def`` tool (its fastest path) and with
 a plain ``def`` tool (the shape of wink's handler); thread-hop figures are noisy.
 A peer whose package is missing is skipped.
@@ -37,7 +48,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from benchmarks.timing import per_call_us
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
@@ -58,6 +69,15 @@ AsyncCall = Callable[[], Awaitable[object]]
 class LookupParams:
     """The spec's ``lookup_entity`` parameters."""
 
+    entity_id: str = field(metadata={"description": ENTITY_ID_DESCRIPTION})
+    include_related: bool = field(default=False)
+
+
+@dataclass
+class StrictLookupParams:
+    """The floor's params: the same fields, validated strictly and closed."""
+
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
     entity_id: str = field(metadata={"description": ENTITY_ID_DESCRIPTION})
     include_related: bool = field(default=False)
 
@@ -136,7 +156,25 @@ def wink_call() -> Callable[[], str]:
 
 
 def floor_call() -> Callable[[], str]:
-    """The least any runtime does: ``validate_json``, the handler, ``json.dumps``."""
+    """The floor: strict ``validate_json``, the handler, ``json.dumps`` of the fields."""
+    adapter = TypeAdapter(StrictLookupParams)
+    context = ToolContext(session=Session())
+
+    def run() -> str:
+        params: Any = adapter.validate_json(ARGUMENTS)
+        value = lookup_handler(params, context=context).value
+        assert value is not None
+        return json.dumps(
+            {"entity_id": value.entity_id, "document_url": value.document_url},
+            separators=(",", ":"),
+        )
+
+    _checked(run(), "floor")
+    return run
+
+
+def lax_floor_call() -> Callable[[], str]:
+    """The lax floor: default ``validate_json``, the handler, ``asdict`` + ``json.dumps``."""
     adapter = TypeAdapter(LookupParams)
     context = ToolContext(session=Session())
 
@@ -145,7 +183,7 @@ def floor_call() -> Callable[[], str]:
         assert value is not None
         return json.dumps(dataclasses.asdict(value), separators=(",", ":"))
 
-    _checked(run(), "floor")
+    _checked(run(), "lax floor")
     return run
 
 
@@ -203,6 +241,43 @@ async def pydantic_ai_call(function: Callable[..., Any]) -> AsyncCall:
     return run
 
 
+async def mcp_call(function: Callable[..., Any]) -> AsyncCall:
+    """One MCP SDK server call, arguments decoded as its JSON-RPC layer does."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+    server.tool(name="lookup_entity", description=DESCRIPTION)(function)
+
+    async def run() -> str:
+        result: Any = await server.call_tool("lookup_entity", json.loads(ARGUMENTS))
+        text: str = result.content[0].text
+        return text
+
+    _checked(json.dumps(json.loads(await run()), separators=(",", ":")), "mcp")
+    return run
+
+
+def langchain_tool() -> Any:
+    """A LangChain tool with both forms of the function."""
+    from langchain_core.tools import StructuredTool
+
+    return StructuredTool.from_function(
+        func=lookup_entity_sync,
+        coroutine=lookup_entity,
+        name="lookup_entity",
+        description=DESCRIPTION,
+    )
+
+
+def _langchain_tool_call() -> dict[str, Any]:
+    return {
+        "name": "lookup_entity",
+        "args": json.loads(ARGUMENTS),
+        "id": "call-1",
+        "type": "tool_call",
+    }
+
+
 async def _agents_rows() -> list[Row]:
     package = _package_version("openai-agents")
     if package is None:
@@ -237,30 +312,90 @@ async def _pydantic_ai_rows() -> list[Row]:
     ]
 
 
+async def _mcp_rows() -> list[Row]:
+    package = _package_version("mcp")
+    if package is None:
+        return [("mcp: not installed", None)]
+    direct = await mcp_call(lookup_entity)
+    threaded = await mcp_call(lookup_entity_sync)
+    return [
+        (f"mcp {package} MCPServer.call_tool, async def", await async_per_call_us(direct)),
+        ("  same, plain def", await async_per_call_us(threaded, number=THREAD_NUMBER)),
+    ]
+
+
+async def _langchain_async_rows() -> list[Row]:
+    package = _package_version("langchain-core")
+    if package is None:
+        return [("langchain-core: not installed", None)]
+    tool = langchain_tool()
+
+    async def run() -> object:
+        message = await tool.ainvoke(_langchain_tool_call())
+        return message.content
+
+    await run()
+    return [
+        (
+            f"langchain-core {package} StructuredTool.ainvoke, async def",
+            await async_per_call_us(run),
+        )
+    ]
+
+
+def _langchain_sync_rows() -> list[Row]:
+    package = _package_version("langchain-core")
+    if package is None:
+        return []
+    tool = langchain_tool()
+
+    def run() -> object:
+        return tool.invoke(_langchain_tool_call()).content
+
+    run()
+    return [("  same, invoke, plain def (called directly)", per_call_us(run, number=NUMBER))]
+
+
 async def _async_rows(wink: Callable[[], str]) -> tuple[float, list[Row]]:
     async def awaited_wink() -> str:
         return wink()
 
     wink_awaited = await async_per_call_us(awaited_wink)
-    return wink_awaited, [*await _agents_rows(), *await _pydantic_ai_rows()]
+    rows = [
+        *await _agents_rows(),
+        *await _pydantic_ai_rows(),
+        *await _mcp_rows(),
+        *await _langchain_async_rows(),
+    ]
+    return wink_awaited, rows
 
 
 def _print_row(label: str, figure: str) -> None:
-    print(f"{label:<56}{figure}")
+    print(f"{label:<62}{figure}")
 
 
 def main() -> None:
-    """Print each runtime's per-call cost and its ratio to wink's."""
+    """Print each runtime's per-call cost and its ratios to the floor and to wink."""
     wink = wink_call()
     floor = per_call_us(floor_call(), number=NUMBER)
+    lax_floor = per_call_us(lax_floor_call(), number=NUMBER)
     wink_sync = per_call_us(wink, number=NUMBER)
     wink_awaited, peer_rows = asyncio.run(_async_rows(wink))
-    _print_row("floor: validate_json + handler + json.dumps", f"{floor:8.2f} us/call")
-    _print_row("wink: execute + render, sync", f"{wink_sync:8.2f} us/call")
-    _print_row("  wink / floor", f"{wink_sync / floor:8.2f}x")
-    _print_row("wink: same, awaited in the event loop (ratio base)", f"{wink_awaited:8.2f} us/call")
+    peer_rows += _langchain_sync_rows()
+    _print_row("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call")
+    _print_row("  (lax floor: validate_json + asdict + json.dumps)", f"{lax_floor:8.2f} us/call")
+    _print_row(
+        "wink: execute + render, sync", f"{wink_sync:8.2f} us/call {wink_sync / floor:6.2f}x floor"
+    )
+    _print_row(
+        "wink: same, awaited in the event loop (ratio base)",
+        f"{wink_awaited:8.2f} us/call {wink_awaited / floor:6.2f}x floor",
+    )
     for label, cost in peer_rows:
         if cost is None:
             print(label)
         else:
-            _print_row(label, f"{cost:8.2f} us/call   {cost / wink_awaited:6.2f}x wink")
+            _print_row(
+                label,
+                f"{cost:8.2f} us/call {cost / floor:6.2f}x floor {cost / wink_awaited:6.2f}x wink",
+            )
