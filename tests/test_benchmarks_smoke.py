@@ -25,6 +25,7 @@ SMALL_SIZES: dict[str, dict[str, object]] = {
     "bench_contract": {"TOOLS": 4, "COMPILES": 2, "TOOLS_PER_SECTION": 2},
     "bench_executor": {"LOG_EVENTS": 10, "STATE_ITEMS": 10},
     "bench_git_workspace": {"TREE_SIZES": (3,), "CHANGED": (1,), "REPEAT": 1},
+    "bench_import": {"RUNS": 1},
     "bench_mcp": {"NUMBER": 1, "REPEAT": 1},
     "bench_peers": {"NUMBER": 1, "THREAD_NUMBER": 1},
     "bench_providers": {"TOOLS": 3},
@@ -32,7 +33,7 @@ SMALL_SIZES: dict[str, dict[str, object]] = {
 }
 """Per module, the constants that set how much work it does, and a small value for each."""
 
-PEER_PACKAGES = ("pydantic_ai", "agents")
+PEER_PACKAGES = ("pydantic_ai", "agents", "langchain_core")
 
 
 def bench_modules() -> list[str]:
