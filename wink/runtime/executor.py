@@ -125,6 +125,7 @@ class ToolExecutor:
         "_available",
         "_budget_tracker",
         "_clock",
+        "_context",
         "_deadline",
         "_heartbeat",
         "_locks",
@@ -174,6 +175,9 @@ class ToolExecutor:
         # Lazily built singletons are the session's own; instances passed in are shared.
         self._resources = prompt.resources.for_session(session)
         self._locks: tuple[tuple[Snapshotable, ...], list[CallLock]] | None = None
+        # The context of a call with no call scope: every part is this executor's, so
+        # one immutable context serves all such calls.
+        self._context: ToolContext | None = None
         _validate_policies(prompt)
 
     @property
@@ -315,6 +319,7 @@ class ToolExecutor:
             setattr(clone, name, getattr(self, name))
         clone._session = fork
         clone._locks = None
+        clone._context = None  # it names the session
         return clone
 
     def _merge_all(
@@ -434,16 +439,20 @@ class ToolExecutor:
             if registry.needs_call_scope:
                 scope = registry.tool_call_scope(guard)
             resources: _Resources = registry if scope is None else scope
-            context = ToolContext(
-                prompt=self._prompt,
-                rendered_prompt=self._rendered,
-                adapter=self._adapter,
-                session=self._session,
-                deadline=self._deadline,
-                budget_tracker=self._budget_tracker,
-                resources=resources,
-                heartbeat=self._heartbeat,
-            )
+            context = self._context if scope is None else None
+            if context is None:
+                context = ToolContext(
+                    prompt=self._prompt,
+                    rendered_prompt=self._rendered,
+                    adapter=self._adapter,
+                    session=self._session,
+                    deadline=self._deadline,
+                    budget_tracker=self._budget_tracker,
+                    resources=resources,
+                    heartbeat=self._heartbeat,
+                )
+                if scope is None:
+                    self._context = context
             return (
                 yield from self._run(
                     plan, params, context, resources, scope, mark, tree, call, started_at

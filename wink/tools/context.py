@@ -58,7 +58,8 @@ NO_RESOURCES: ResourceAccess = _NoResources()
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Everything a handler may use besides its params; built fresh for each call."""
+    """Everything a handler may use besides its params; immutable, built by the executor
+    (one serves every call of an executor whose resources need no per-call scope)."""
 
     prompt: Prompt | None = None
     """The prompt being evaluated."""
