@@ -9,7 +9,6 @@ of the result's fields.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -72,7 +71,7 @@ def _floor_us() -> float:
         params = adapter.validate_json(ARGUMENTS)
         value = lookup(params, context=context).value
         assert value is not None
-        return json.dumps(dataclasses.asdict(value))
+        return json.dumps({"entity_id": value.entity_id, "document_url": value.document_url})
 
     return per_call_us(floor, number=NUMBER)
 

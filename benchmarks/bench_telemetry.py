@@ -18,18 +18,16 @@ timed alone when not instrumented, as a share of an evaluation turn.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Callable, Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from pydantic import TypeAdapter
 
 from benchmarks import bench_adapters
-from benchmarks.bench_executor import ARGUMENTS, LookupParams, _executor, lookup_handler
+from benchmarks.bench_executor import ARGUMENTS, _executor
+from benchmarks.bench_executor import _floor as _executor_floor
 from benchmarks.timing import per_call_us
-from wink import Prompt, ToolContext, telemetry
+from wink import Prompt, telemetry
 from wink.runtime import Session, ToolCall
 from wink.testing import FunctionAdapter
 
@@ -79,16 +77,8 @@ def _check_us() -> tuple[float, float]:
 
 
 def _floor() -> Callable[[], str]:
-    """``bench_executor``'s floor: ``validate_json`` + handler + ``json.dumps``."""
-    adapter = TypeAdapter(LookupParams)
-    context = ToolContext(session=Session())
-
-    def floor() -> str:
-        params = adapter.validate_json(ARGUMENTS)
-        result = lookup_handler(params, context=context)
-        return json.dumps(dataclasses.asdict(result.value))
-
-    return floor
+    """``bench_executor``'s strict floor: ``validate_json`` + handler + ``json.dumps``."""
+    return _executor_floor()
 
 
 def _evaluation_turn_us(provider: TracerProvider) -> tuple[float, float, float]:
@@ -135,7 +125,7 @@ def main() -> None:
     floor, none = calls["floor"], calls["none"]
 
     rows = [
-        ("floor: validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
+        ("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call"),
         ("execute, no tracing code (none)", f"{none:8.2f} us/call"),
         ("execute, not instrumented (off)", f"{calls['off']:8.2f} us/call"),
         ("execute, traced by the SDK (on)", f"{on:8.2f} us/call"),
