@@ -3,7 +3,9 @@
 Both checks run in ``jsonschema-rs`` first (microseconds); only a schema or a
 document it refuses goes through the pure-Python ``jsonschema``, whose errors
 name the location in the words wink reports. The two agree on the project's
-corpus (see the tests); both are imported on first use.
+corpus (see the tests). Where they could differ, on a ``pattern`` (ECMA-262
+regular expressions in Rust, Python's ``re`` in ``jsonschema``), what either one
+accepts passes. Both are imported on first use.
 """
 
 from __future__ import annotations
