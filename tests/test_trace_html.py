@@ -139,6 +139,40 @@ def test_wink_trace_writes_the_page_of_a_saved_session(
     assert capsys.readouterr().out == session.to_html(title="T")
 
 
+def test_a_failed_write_leaves_the_earlier_page_whole_and_no_temporary_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saved = tmp_path / "session.json"
+    saved.write_text(recorded_session().snapshot().to_json())
+    out = tmp_path / "out.html"
+    out.write_text("earlier page")
+
+    def refuse(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    assert main(["trace", str(saved), "--html", str(out)]) == 1
+    assert capsys.readouterr().err == f"wink: {out}: cannot write: No space left on device\n"
+    assert out.read_text() == "earlier page"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.html", "session.json"]
+
+
+def test_a_page_path_that_is_a_link_writes_into_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = recorded_session()
+    saved = tmp_path / "session.json"
+    saved.write_text(session.snapshot().to_json())
+    target = tmp_path / "pages" / "trace.html"
+    target.parent.mkdir()
+    link = tmp_path / "latest.html"
+    link.symlink_to(target)
+    assert main(["trace", str(saved), "--html", str(link)]) == 0
+    assert capsys.readouterr().out == f"wrote {link}\n"
+    assert link.is_symlink()
+    assert target.read_text() == session.to_html(title="session.json")
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

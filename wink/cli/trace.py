@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from pydantic import Field
@@ -45,8 +48,25 @@ class TraceCommand(Command):
             sys.stdout.write(page)
             return 0
         try:
-            self.html.write_text(page, encoding="utf-8")
+            _write_whole(self.html, page)
         except OSError as error:
             raise CliError(f"{self.html}: cannot write: {error.strerror or error}") from None
         print(f"wrote {self.html}")
         return 0
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all or nothing: an earlier page stays whole if writing
+    fails. A link at ``path`` is followed (the user named it), as a shell's ``>`` would."""
+    target = Path(os.path.realpath(path))
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
