@@ -12,6 +12,7 @@ rolled back; the answer is a typed ``Report``.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,6 +168,9 @@ def choose_adapter() -> ProviderAdapter:
 
 def main() -> None:
     """Evaluate the agent and print its tool calls, its report and the notes."""
+    # A handler fails on purpose here to show the rollback; its failure is printed
+    # below as the model sees it, so wink's developer warnings would only repeat it.
+    logging.getLogger("wink").setLevel(logging.ERROR)
     files = InMemoryFilesystem(files={"shopping.md": "soap\nmilk\nTODO: bread\nmilk"})
     prompt = Prompt(template).bind(resources={Filesystem: files})
     session = Session()

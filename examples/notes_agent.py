@@ -7,6 +7,7 @@ response, so the example shows exactly what wink does with real provider payload
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 
 from wink import (
@@ -144,6 +145,9 @@ RECORDED_RESPONSE = {
 
 def main() -> None:
     """Show the strict OpenAI spec, run the recorded calls, print the tool messages."""
+    # A handler fails on purpose here to show the rollback; its failure is printed
+    # below as the model sees it, so wink's developer warnings would only repeat it.
+    logging.getLogger("wink").setLevel(logging.ERROR)
     fs = InMemoryFilesystem(files={"todo.md": "bread"})
     prompt = Prompt(template).bind(resources={InMemoryFilesystem: fs})
     session = Session()
