@@ -54,8 +54,11 @@ class SliceValues(Sequence[T], Generic[T]):
     def append(self, value: T) -> SliceValues[T]:
         """A new sequence with ``value`` added at the end; this one is unchanged."""
         tail = self._tail
-        if len(tail) < _WIDTH:
-            return self._make(self._count + 1, self._shift, self._root, (*tail, value))
+        if len(tail) < _WIDTH:  # ``_make`` inlined: this is on every tool call's path
+            made: SliceValues[T] = object.__new__(type(self))
+            made._count, made._shift, made._root = self._count + 1, self._shift, self._root
+            made._tail = (*tail, value)
+            return made
         shift, root = _push_leaf(self._count, self._shift, self._root, tail)
         return self._make(self._count + 1, shift, root, (value,))
 

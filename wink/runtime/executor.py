@@ -66,7 +66,7 @@ from wink.runtime._turns import (
 from wink.runtime.budget import BudgetExceededError, BudgetTracker
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
-from wink.runtime.events import ToolInvoked
+from wink.runtime.events import ToolInvoked, _tool_invoked
 from wink.runtime.session import Session
 from wink.runtime.snapshot import Snapshot
 from wink.tools import Tool, ToolContext, ToolResult
@@ -131,6 +131,7 @@ class ToolExecutor:
         "_locks",
         "_plans",
         "_prompt",
+        "_prompt_name",
         "_raise_handler_errors",
         "_rendered",
         "_resources",
@@ -162,6 +163,7 @@ class ToolExecutor:
         if not isinstance(session, Session):
             raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
         self._prompt = prompt
+        self._prompt_name = prompt.name
         self._session = session
         self._adapter = adapter
         self._deadline = deadline
@@ -427,16 +429,20 @@ class ToolExecutor:
             self._record_failure(call, None, message, started_at)
             raise
         registry = self._resources
-
-        def guard(built: Snapshotable) -> None:
-            # A snapshotable built during the call takes its turn like the others.
-            tree.acquire(lock_of(built))
-
         tracks_builds = registry.lazy_singletons
-        mark = registry.open_build_mark(guard) if tracks_builds else 0
+        needs_scope = registry.needs_call_scope
+        mark = 0
+        if tracks_builds or needs_scope:
+
+            def guard(built: Snapshotable) -> None:
+                # A snapshotable built during the call takes its turn like the others.
+                tree.acquire(lock_of(built))
+
+            if tracks_builds:
+                mark = registry.open_build_mark(guard)
         scope: ToolCallScope | None = None
         try:
-            if registry.needs_call_scope:
+            if needs_scope:
                 scope = registry.tool_call_scope(guard)
             resources: _Resources = registry if scope is None else scope
             context = self._context if scope is None else None
@@ -749,8 +755,8 @@ class ToolExecutor:
         denied: bool = False,
         rolled_back: bool = False,
     ) -> ToolResult[Any]:
-        event = ToolInvoked(
-            self._prompt.name,
+        event = _tool_invoked(
+            self._prompt_name,
             call.name,
             call.call_id,
             params,

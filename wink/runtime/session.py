@@ -627,13 +627,17 @@ class Session:
         if event_type is None:
             event_type = type(event)
         routes = self._routes.get(event_type)
-        if routes is None or (
-            # ToolInvoked is kept in its own slice even when reducers route it elsewhere.
-            event_type is ToolInvoked and all(target is not ToolInvoked for target, _ in routes)
-        ):
-            changes[event_type] = self._pending(event_type, changes).append(event)
-        if routes is None:
+        if routes is None:  # the common case, inlined: the event joins its own slice
+            pending = changes.get(event_type)
+            if pending is None:
+                taken = self._current
+                slices = taken.log if self._kinds.get(event_type) is _LOG else taken.state
+                pending = slices.get(event_type, _NOTHING)
+            changes[event_type] = pending.append(event)
             return
+        if event_type is ToolInvoked and all(target is not ToolInvoked for target, _ in routes):
+            # ToolInvoked is kept in its own slice even when reducers route it elsewhere.
+            changes[event_type] = self._pending(event_type, changes).append(event)
         for slice_type, reducer in routes:
             current = self._pending(slice_type, changes)
             try:
