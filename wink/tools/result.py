@@ -116,16 +116,23 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         if type(self) is ToolResult:
             # The fields were checked when this result was built: copied without
             # ``__init__`` (far cheaper than ``replace``), as ``copy.copy`` would.
+            # Through the slots' own setters, cheaper than ``object.__setattr__`` by name.
             copy: ToolResult[ResultT] = object.__new__(ToolResult)
-            setattr_ = object.__setattr__
-            setattr_(copy, "message", self.message)
-            setattr_(copy, "value", self.value)
-            setattr_(copy, "success", self.success)
-            setattr_(copy, "exclude_value_from_context", self.exclude_value_from_context)
+            _set_message(copy, self.message)
+            _set_value(copy, self.value)
+            _set_success(copy, self.success)
+            _set_excluded(copy, self.exclude_value_from_context)
         else:
             copy = replace(self)
-        object.__setattr__(copy, "_rendered", text)  # not a field, so frozen does not cover it
+        _set_rendered(copy, text)  # not a field, so frozen does not cover it
         return copy
+
+
+_set_message, _set_value, _set_success, _set_excluded = (
+    ToolResult.__dict__[field].__set__
+    for field in ("message", "value", "success", "exclude_value_from_context")
+)
+_set_rendered = _RenderedText.__dict__["_rendered"].__set__
 
 
 def _kind(value: object) -> str:
