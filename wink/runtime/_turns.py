@@ -180,9 +180,10 @@ class CallTree:
             self.held.clear()
             if _waiting:
                 _GUARD.notify_all()
-        callbacks, self._ended = self._ended, []
-        for callback in callbacks:
-            callback()
+        if self._ended:  # most trees have no callback: no new list for them
+            callbacks, self._ended = self._ended, []
+            for callback in callbacks:
+                callback()
 
 
 _PATIENCE = 10.0

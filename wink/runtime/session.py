@@ -663,10 +663,11 @@ class Session:
         if not changes:
             return
         current = self._current
+        kinds = self._kinds
         state: dict[type[Any], SliceValues[Any]] | None = None
         log: dict[type[Any], SliceValues[Any]] | None = None
         for slice_type, values in changes.items():
-            if self._kinds.get(slice_type) is _LOG:
+            if kinds.get(slice_type) is _LOG:
                 if log is None:
                     log = current.log.copy()
                 log[slice_type] = values
@@ -679,7 +680,7 @@ class Session:
         self._current = _snapshot_of(
             current.state if state is None else MappingProxyType(state),
             current.log if log is None else MappingProxyType(log),
-            self._kinds,
+            kinds,
             self._origin,
         )
 
