@@ -118,15 +118,26 @@ class FrozenList(list[Any]):
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+# Shared as they are by ``freeze``: immutable scalars, and containers it built.
+_SHARED = _SCALARS | {FrozenDict, FrozenList}
+
+
 def freeze(value: Any) -> Any:
-    """A read-only copy of a JSON value (dicts and lists at every level)."""
-    if type(value) in _SCALARS:  # most of a schema's values: checked first
+    """A read-only copy of a JSON value (dicts and lists at every level).
+
+    A ``FrozenDict`` or ``FrozenList`` (which only ``freeze`` builds) is read-only all
+    the way down already, and is shared rather than copied.
+    """
+    if type(value) in _SHARED:
         return value
     if isinstance(value, dict):
         # dict's constructor fills the mapping directly, never through __setitem__.
-        return FrozenDict({key: freeze(item) for key, item in value.items()})
+        # Values that are already read-only are kept inline: most are, and a call costs more.
+        return FrozenDict(
+            {key: item if type(item) in _SHARED else freeze(item) for key, item in value.items()}
+        )
     if isinstance(value, list | tuple):
-        return FrozenList([freeze(item) for item in value])
+        return FrozenList([item if type(item) in _SHARED else freeze(item) for item in value])
     return value
 
 

@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from wink.contract.walk import JsonSchema, iter_schema_nodes, map_nodes
+from wink.contract.frozen import freeze
+from wink.contract.walk import (
+    ONE_SCHEMA,
+    SCHEMA_LIST,
+    SCHEMA_MAP,
+    JsonSchema,
+    iter_schema_nodes,
+)
 from wink.providers._describe import describe_moved, widen_tuple
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
@@ -111,6 +118,7 @@ class StrictSchema:
     """A strict schema, and the assertions the rewrite could not keep."""
 
     schema: JsonSchema
+    """Read-only (``wink.contract.frozen``): it shares the input's unchanged parts."""
     losses: tuple[str, ...]
     """One line per lost assertion, e.g. ``url: minLength moved into the description``."""
 
@@ -130,17 +138,39 @@ def make_strict(
     root = object_root(schema, tool_name, rules.dialect)
     subject = f"tool {tool_name!r}"
     no_default = cache(lambda: _rooted(without_default(), schema))
-    losses: list[str] = []
-    for pointer, node in iter_schema_nodes(root):
+    # One walk: each node is checked before its children (so the first problem in
+    # document order is the one raised) and rewritten after them.
+    default_losses: list[str] = []
+    rewrite_losses: list[str] = []
+
+    def strict(node: JsonSchema, pointer: str) -> JsonSchema:
         _check_expressible(node, pointer, rules, subject)
-        losses.extend(_default_losses(node, pointer, rules, subject, no_default))
+        if rules.require_every_property:
+            default_losses.extend(_default_losses(node, pointer, rules, subject, no_default))
+        copy: JsonSchema = {}
+        for key, value in node.items():
+            if key in ONE_SCHEMA and isinstance(value, dict):
+                copy[key] = strict(value, f"{pointer}/{key}")
+            elif key in SCHEMA_LIST and isinstance(value, list):
+                copy[key] = [
+                    strict(item, f"{pointer}/{key}/{index}") if isinstance(item, dict) else item
+                    for index, item in enumerate(value)
+                ]
+            elif key in SCHEMA_MAP and isinstance(value, dict):
+                copy[key] = {
+                    name: strict(sub, f"{pointer}/{key}/{name}") if isinstance(sub, dict) else sub
+                    for name, sub in value.items()
+                }
+            else:
+                copy[key] = value
+        # Frozen node by node: the parts kept from the input are frozen already and shared.
+        frozen: JsonSchema = freeze(_rewrite_node(copy, pointer, rules, rewrite_losses))
+        return frozen
+
+    made = strict(root, "#")
     if not rules.allow_recursion:
         _check_not_recursive(root, rules, subject)
-
-    def visit(node: JsonSchema, pointer: str) -> JsonSchema:
-        return _rewrite_node(node, pointer, rules, losses)
-
-    return StrictSchema(map_nodes(root, visit), tuple(losses))
+    return StrictSchema(made, (*default_losses, *rewrite_losses))
 
 
 def accepts_null(node: JsonSchema) -> bool:
@@ -219,11 +249,13 @@ def _default_losses(
         if name in required or not isinstance(prop, dict):
             continue
         here = f"{pointer}/properties/{name}"
-        where = field_path(here)
         if "default" in prop or here not in no_default():
             if accepts_null(prop) and prop.get("default", ...) is not None:
-                losses.append(f"{where}: null means None, not the field's default, once required")
+                losses.append(
+                    f"{field_path(here)}: null means None, not the field's default, once required"
+                )
             continue
+        where = field_path(here)
         if not (accepts_null(prop) or _one_value(prop)):
             raise ProviderSchemaError(
                 f"{subject}: field {where} may be left out but has no default, and "

@@ -19,12 +19,12 @@ tool's contract turns it into the field's declared default.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, cast, overload
 
 from wink.contract.frozen import freeze
 from wink.contract.schema import fields_without_default
-from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema, iter_schema_nodes
+from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP, JsonSchema
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
 from wink.providers._openai_types import (
@@ -331,31 +331,17 @@ def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
 
 
 def _check_limits(schema: JsonSchema, tool_name: str) -> None:
-    properties = enum_values = characters = 0
-    characters += sum(len(name) for name in schema.get("$defs", {}))
-    for _, node in iter_schema_nodes(schema):
-        if isinstance(node.get("properties"), dict):
-            properties += len(node["properties"])
-            characters += sum(len(name) for name in node["properties"])
-        enum = node.get("enum")
-        if isinstance(enum, list):
-            enum_values += len(enum)
-            length = sum(len(value) for value in enum if isinstance(value, str))
-            characters += length
-            if len(enum) > _LARGE_ENUM and length > _MAX_LARGE_ENUM_LENGTH:
-                _over_limit(
-                    tool_name,
-                    f"an enum of {len(enum)} values totals {length} characters",
-                    _MAX_LARGE_ENUM_LENGTH,
-                )
-        if isinstance(node.get("const"), str):
-            characters += len(node["const"])
-    depth = max(_object_depth(node) for node in (schema, *schema.get("$defs", {}).values()))
+    tally = _Tally(tool_name)
+    definitions = schema.get("$defs", {})
+    tally.characters += sum(len(name) for name in definitions)
+    depth = tally.walk(schema)
+    # Each definition's own nesting counts too (references are not followed).
+    depth = max([depth, *(tally.depths.get(id(node), 0) for node in definitions.values())])
     for what, value, limit in (
-        ("object properties", properties, _MAX_PROPERTIES),
+        ("object properties", tally.properties, _MAX_PROPERTIES),
         ("levels of object nesting", depth, _MAX_DEPTH),
-        ("enum values", enum_values, _MAX_ENUM_VALUES),
-        ("characters of names, enum and const values", characters, _MAX_STRING_LENGTH),
+        ("enum values", tally.enum_values, _MAX_ENUM_VALUES),
+        ("characters of names, enum and const values", tally.characters, _MAX_STRING_LENGTH),
     ):
         if value > limit:
             _over_limit(tool_name, f"the schema has {value} {what}", limit)
@@ -367,22 +353,56 @@ def _over_limit(tool_name: str, what: str, limit: int) -> None:
     )
 
 
-def _object_depth(node: JsonSchema) -> int:
-    """Levels of nested objects (references not followed: a recursive type counts once)."""
-    below = 0
-    for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):
-            children: Iterable[Any] = value.values()
-        elif key in ONE_SCHEMA:
-            children = (value,)
-        elif key in SCHEMA_LIST and isinstance(value, list):
-            children = value
-        else:
-            continue
-        for child in children:
-            if isinstance(child, dict):
-                below = max(below, _object_depth(child))
-    return below + (1 if "properties" in node else 0)
+class _Tally:
+    """What OpenAI strict mode limits, counted in one walk of every schema node."""
+
+    __slots__ = ("characters", "depths", "enum_values", "properties", "tool_name")
+
+    def __init__(self, tool_name: str) -> None:
+        self.tool_name = tool_name
+        self.properties = self.enum_values = self.characters = 0
+        self.depths: dict[int, int] = {}
+
+    def walk(self, node: JsonSchema) -> int:
+        """Count ``node`` and every node below it (parents first); return its levels of
+        nested objects, references not followed (a recursive type counts once)."""
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            self.properties += len(properties)
+            self.characters += sum(len(name) for name in properties)
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            self.enum_values += len(enum)
+            length = sum(len(value) for value in enum if isinstance(value, str))
+            self.characters += length
+            if len(enum) > _LARGE_ENUM and length > _MAX_LARGE_ENUM_LENGTH:
+                _over_limit(
+                    self.tool_name,
+                    f"an enum of {len(enum)} values totals {length} characters",
+                    _MAX_LARGE_ENUM_LENGTH,
+                )
+        const = node.get("const")
+        if isinstance(const, str):
+            self.characters += len(const)
+        below = 0
+        for key, value in node.items():
+            if key in ONE_SCHEMA:
+                if isinstance(value, dict):
+                    below = max(below, self.walk(value))
+            elif key in SCHEMA_LIST:
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, dict):
+                            below = max(below, self.walk(item))
+            elif key in SCHEMA_MAP and isinstance(value, dict):
+                for sub in value.values():
+                    if isinstance(sub, dict):
+                        depth = self.walk(sub)
+                        if key == "properties":
+                            below = max(below, depth)
+                        elif key == "$defs":
+                            self.depths[id(sub)] = depth
+        return below + (1 if "properties" in node else 0)
 
 
 def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
