@@ -40,6 +40,7 @@ from wink.contract import (
     schema_validator,
 )
 from wink.contract._formats import DURATION_PATTERN, NAIVE_DATETIME_PATTERN, NAIVE_TIME_PATTERN
+from wink.contract._json_text import KeyNames
 from wink.errors import PromptValidationError
 from wink.providers import anthropic, openai
 
@@ -803,6 +804,54 @@ def test_a_repeated_key_is_found_in_bytes_too() -> None:
 def test_a_key_written_inside_a_string_value_is_not_a_key() -> None:
     value = compile_contract(Item).parse('{"name": "\\"name\\": 1"}')
     assert value.name == '"name": 1'
+
+
+class Closed(BaseModel):
+    name: str
+    note: str = ""
+
+
+_NAME_REPEATED = (
+    '<root>: key "name" appears more than once; send each key once (a repeated key is ambiguous)'
+)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"name":"a","name":"b"}',
+        '{"name": "a", "note": "x", "name": "b"}',
+        '{"name" : "a", "name" : "b"}',
+        b'{"name":"a","note":"name","name":"b"}',
+    ],
+)
+def test_a_closed_model_refuses_a_repeated_key_however_it_is_written(
+    payload: str | bytes,
+) -> None:
+    assert problems(Closed, payload) == [_NAME_REPEATED]
+
+
+def test_a_name_written_once_as_a_key_and_once_as_a_value_is_not_a_repeat() -> None:
+    value = compile_contract(Closed).parse('{"name":"note","note":"name"}')
+    assert (value.name, value.note) == ("note", "name")
+
+
+@pytest.mark.parametrize(
+    ("text", "unique"),
+    [
+        ('{"name": "name"}', True),  # one colon: at most one key
+        (b'{"name": "name"}', True),
+        ('{"name":"name","note":"x"}', True),  # the second "name" is no key
+        ('{"name" :"name","note":"x"}', False),  # a quote before space: every "name" counts
+        ('{"name":"a","note":"\\u0041"}', False),  # an escape may spell a name
+        ('{"name":"a","name":"b"}', False),
+        (b'{"name":"a","name":"b"}', False),
+    ],
+)
+def test_the_quick_repeated_key_pass_settles_only_texts_that_cannot_repeat_a_key(
+    text: str | bytes, unique: bool
+) -> None:
+    assert KeyNames(["name", "note"]).unique_in(text) is unique
 
 
 # Lone surrogates and text limits ---------------------------------------------------------

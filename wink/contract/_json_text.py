@@ -97,25 +97,32 @@ class KeyNames:
     def unique_in(self, text: str | bytes) -> bool:
         """Whether no name is written twice as a key in ``text`` (so no object repeats one).
 
-        A name counts as a key where a colon follows its closing quote; when a quote
-        is followed by space anywhere (``"name" : 1``), every occurrence counts. Escapes
-        (``\\u0061``, ``\\/``) are other ways to write a name: with any of them in the
-        text, the answer is no, and the caller reads the document.
+        Every key is followed by a colon, so a text with fewer than two colons has no
+        repeat. Otherwise a name that occurs at most once, quoted, is not repeated; one
+        that occurs more often counts only where a colon follows its closing quote
+        (every occurrence counts when a quote is followed by space anywhere, as in
+        ``"name" : 1``). Escapes (``\\u0061``, ``\\/``) are other ways to write a name:
+        with any of them in the text, the answer is no, and the caller reads the document.
         """
         if isinstance(text, str):
+            if text.count(":") < 2:
+                return True
             if "\\u" in text or "\\/" in text:
                 return False
-            names = self.text if _QUOTE_SPACE.search(text) else self.keys_text
-            # A loop, not all(...): on the hot path the generator costs as much as the counts.
-            for name in names:  # noqa: SIM110
-                if text.count(name) > 1:
+            for name, key in zip(self.text, self.keys_text, strict=True):
+                if text.count(name) > 1 and (
+                    _QUOTE_SPACE.search(text) is not None or text.count(key) > 1
+                ):
                     return False
+            return True
+        if text.count(b":") < 2:
             return True
         if b"\\u" in text or b"\\/" in text:
             return False
-        encoded = self.data if _QUOTE_SPACE_BYTES.search(text) else self.keys_data
-        for name_bytes in encoded:  # noqa: SIM110  (as above)
-            if text.count(name_bytes) > 1:
+        for name_bytes, key_bytes in zip(self.data, self.keys_data, strict=True):
+            if text.count(name_bytes) > 1 and (
+                _QUOTE_SPACE_BYTES.search(text) is not None or text.count(key_bytes) > 1
+            ):
                 return False
         return True
 
