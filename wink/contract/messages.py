@@ -224,6 +224,10 @@ def _json_words(message: str) -> str:
     return _PYTHON_CONTAINER.sub(lambda found: _JSON_CONTAINER[found[1]] + " ", message)
 
 
+# One encoder for every message: ``json.dumps`` with options builds a new one per call.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def short_repr(value: Any) -> str:
     """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data.
 
@@ -232,7 +236,7 @@ def short_repr(value: Any) -> str:
     """
     value = _start_of(value, _MAX_REPR)
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _COMPACT_JSON.encode(value)
     except (TypeError, ValueError):
         text = repr(value)
     # A lone surrogate is written as its escape: the message must itself be valid text.

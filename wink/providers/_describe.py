@@ -14,6 +14,10 @@ from wink.contract.walk import JsonSchema
 __all__ = ["describe_moved", "widen_tuple"]
 
 
+# ``json.dumps`` with options would build a new encoder per node described.
+_READABLE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
+
 def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
     """``node`` with ``moved`` keywords appended to its description as compact JSON.
 
@@ -22,7 +26,7 @@ def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
     """
     if not moved:
         return node
-    text = "JSON Schema: " + json.dumps(moved, separators=(", ", ": "), ensure_ascii=False)
+    text = "JSON Schema: " + _READABLE_JSON.encode(moved)
     description = node.get("description")
     node["description"] = f"{description}\n\n{text}" if description else text
     return node

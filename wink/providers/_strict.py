@@ -327,6 +327,10 @@ def _rewrite_node(
     return node
 
 
+# ``json.dumps`` with options would build a new encoder per default described.
+_READABLE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
+
 def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> None:
     """Say a dropped ``default`` in the description, so the model knows what leaving it means.
 
@@ -336,7 +340,7 @@ def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> Non
     """
     if default is None or _one_value(node):
         return
-    text = f"Default: {json.dumps(default, ensure_ascii=False, separators=(', ', ': '))}."
+    text = f"Default: {_READABLE_JSON.encode(default)}."
     if rules.require_every_property and not accepts_null(node):
         text += " null means the default."
     description = node.get("description")
