@@ -173,3 +173,27 @@ def test_params_that_do_not_describe_an_object_are_refused_naming_the_tool() -> 
         "tool 'numbers': OpenAI needs the arguments to be a JSON object, but the params type "
         "describes array; use a model or dataclass as the params type"
     )
+
+
+class _Place(BaseModel):
+    city: str
+    zip_code: str = "00000"
+
+
+class _Trip(BaseModel):
+    to: _Place
+    note: str
+
+
+def test_a_strict_openai_spec_shares_the_nodes_it_leaves_unchanged_and_is_read_only() -> None:
+    tool = Tool[_Trip, None](name="trip", description="Plan a trip.")
+    parameters = openai.tool_specs([tool], strict=True)[0]["function"]["parameters"]
+    place = tool.params_schema["$defs"]["_Place"]
+    assert parameters["properties"]["note"] is tool.params_schema["properties"]["note"]
+    assert parameters["$defs"]["_Place"]["properties"]["city"] is place["properties"]["city"]
+    assert parameters["$defs"]["_Place"]["properties"]["zip_code"] == {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": 'Default: "00000". null means the default.',
+    }
+    with pytest.raises(TypeError):
+        parameters["$defs"]["_Place"]["required"].append("x")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from wink.contract.frozen import freeze
+from wink.contract.frozen import FrozenDict, freeze
 from wink.contract.walk import (
     ONE_SCHEMA,
     SCHEMA_LIST,
@@ -163,8 +163,11 @@ def make_strict(
                 }
             else:
                 copy[key] = value
+        rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
+        if type(node) is FrozenDict and rewritten == node:
+            return node  # unchanged (most leaves): the input's read-only node is shared
         # Frozen node by node: the parts kept from the input are frozen already and shared.
-        frozen: JsonSchema = freeze(_rewrite_node(copy, pointer, rules, rewrite_losses))
+        frozen: JsonSchema = freeze(rewritten)
         return frozen
 
     made = strict(root, "#")
