@@ -11,7 +11,8 @@ ROOT = Path(__file__).parent.parent
 
 
 def check(directory: Path, sources: dict[str, str]) -> list[str]:
-    """mypy's output lines for ``sources`` (module name to code) written under ``directory``.
+    """mypy's output lines for ``sources`` (module name to code) written under ``directory``,
+    sorted: mypy reports modules in the order it happens to process them.
 
     The repository's configuration (strict, pydantic plugin) and cache are used, so
     the SDKs are analysed once. The snippets are checked by relative path: mypy's
@@ -33,4 +34,10 @@ def check(directory: Path, sources: dict[str, str]) -> list[str]:
             ]
         )
     assert not stderr, stderr
-    return stdout.splitlines()
+    return sorted(stdout.splitlines(), key=_file_then_line)
+
+
+def _file_then_line(line: str) -> tuple[str, int]:
+    path, _, rest = line.partition(":")
+    number = rest.partition(":")[0]
+    return path, int(number) if number.isdigit() else 0

@@ -109,11 +109,11 @@ def test_specs_and_messages_pass_straight_to_the_sdks_under_mypy_strict(tmp_path
     # default camelCase form) are refused: the SDKs' types are really checked, and
     # wink's pass.
     assert check(tmp_path, {"sdk_calls": SNIPPET, "gemini_calls": GEMINI_SNIPPET}) == [
+        'gemini_calls.py:42: error: Argument "config" to "generate_content" of "Models" has '
+        'incompatible type "dict[str, list[dict[str, list[dict[str, Any]]]]]"; expected '
+        '"GenerateContentConfig | GenerateContentConfigDict | None"  [arg-type]',
         'sdk_calls.py:50: error: Argument "tools" to "create" of "Completions" has '
         'incompatible type "list[dict[str, Any]]"; expected '
         '"Iterable[ChatCompletionFunctionToolParam | ChatCompletionCustomToolParam] | Omit"  '
         "[arg-type]",
-        'gemini_calls.py:42: error: Argument "config" to "generate_content" of "Models" has '
-        'incompatible type "dict[str, list[dict[str, list[dict[str, Any]]]]]"; expected '
-        '"GenerateContentConfig | GenerateContentConfigDict | None"  [arg-type]',
     ]
