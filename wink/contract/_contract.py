@@ -20,6 +20,7 @@ from wink.contract._core_schema import (
     forbid_extra_everywhere,
 )
 from wink.contract._field_search import field_mentioning, field_not_json
+from wink.contract._flat import FlatRecord, flat_record
 from wink.contract._json_text import KeyNames, repeated_key
 from wink.contract.conformance import check_schema
 from wink.contract.frozen import freeze
@@ -86,6 +87,8 @@ class Contract(Generic[T]):
     """The validator's core schema, for the fail-fast validator built on demand."""
     _fail_fast: list[SchemaValidator] = field(default_factory=list, repr=False)
     _output_schema: JsonSchema | None = field(default=None, repr=False)
+    _flat: FlatRecord | bool | None = field(default=None, repr=False)
+    """The type as a ``FlatRecord`` (``False`` when it is not one), found on first dump."""
 
     @property
     def output_schema(self) -> JsonSchema:
@@ -198,9 +201,14 @@ class Contract(Generic[T]):
         """
         if self._adapter is None:
             return None
+        # The serializer itself: ``TypeAdapter``'s wrapper only passes these through.
+        serializer = self._adapter.serializer
+        if self._holds_exact_types(value):
+            return serializer.to_python(
+                value, mode="json", exclude_none=exclude_none, by_alias=True, warnings=False
+            )
         try:
-            # The serializer itself: ``TypeAdapter``'s wrapper only passes these through.
-            return self._adapter.serializer.to_python(
+            return serializer.to_python(
                 value, mode="json", exclude_none=exclude_none, by_alias=True, warnings="error"
             )
         except PydanticSerializationError as error:
@@ -210,13 +218,29 @@ class Contract(Generic[T]):
         """Serialize ``value`` to compact JSON text, keys named as ``output_schema``."""
         if self._adapter is None:
             return "null"
+        serializer = self._adapter.serializer
+        if self._holds_exact_types(value):
+            # Nothing can mismatch: asking pydantic-core for the check costs ~1 us.
+            return serializer.to_json(
+                value, exclude_none=exclude_none, by_alias=True, warnings=False
+            ).decode()
         try:
-            dumped = self._adapter.serializer.to_json(
+            dumped = serializer.to_json(
                 value, exclude_none=exclude_none, by_alias=True, warnings="error"
             )
         except PydanticSerializationError as error:
             raise self._unexpected(error) from None
         return dumped.decode()
+
+    def _holds_exact_types(self, value: object) -> bool:
+        """Whether ``value`` is a flat record of this type whose fields hold exactly their
+        declared scalar types (see ``wink.contract._flat``): then no check is needed."""
+        flat = self._flat
+        if flat is None:
+            assert self._adapter is not None
+            flat = flat_record(self._adapter.core_schema) or False
+            object.__setattr__(self, "_flat", flat)
+        return isinstance(flat, FlatRecord) and flat.holds_exact_types(value)
 
     def _unexpected(self, error: PydanticSerializationError) -> ContractViolation:
         found = _UNEXPECTED.search(str(error))
