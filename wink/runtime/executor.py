@@ -36,7 +36,7 @@ import contextlib
 import contextvars
 import functools
 import logging
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -85,7 +85,7 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
-_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]], ToolCallScope | None, int]
+_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]]]
 _Resources = ResourceRegistry | ToolCallScope
 _Broken = list[tuple[object, BaseException]]
 
@@ -204,10 +204,6 @@ class ToolExecutor:
             span.finish(result)
             return result
 
-    def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
-        """``execute`` without its tracing check."""
-        return _drive(self._steps(call))
-
     async def aexecute(self, call: ToolCall) -> ToolResult[Any]:
         """``execute``'s twin for a running event loop: the same steps and failures, with
         an async handler awaited, a sync one run inline (or in a worker thread when its
@@ -218,11 +214,11 @@ class ToolExecutor:
         """
         tracer = telemetry.tracer()
         if tracer is None:
-            return await _adrive(self._steps(call))
+            return await self._atake_turn(call)
         plan = self._plans.get(call.name)
         tool = None if plan is None else plan.tool
         with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
-            result = await _adrive(self._steps(call))
+            result = await self._atake_turn(call)
             span.finish(result)
             return result
 
@@ -256,7 +252,7 @@ class ToolExecutor:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
                 with contextlib.suppress(TurnRefused):  # then each call says why it cannot start
-                    await _Acquire(tree, locks).arun()
+                    await _wait_for(tree, locks)
             results: list[ToolResult[Any]] = []
             index = 0
             while index < len(pending):
@@ -377,13 +373,8 @@ class ToolExecutor:
             call, recorded.params, failure, "", recorded.started_at, rolled_back=True
         )
 
-    def _steps(self, call: ToolCall) -> _Steps:
-        """Run ``call`` in its call tree, holding the turns it needs.
-
-        The one implementation of a call, as a generator: it yields what may block or
-        be awaited (waiting for a turn, running the handler) to a driver, ``_drive``
-        or ``_adrive``, which sends back the outcome or throws in the exception.
-        """
+    def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
+        """``execute`` without its tracing check: the call, blocking where it waits."""
         started_at = self._clock()
         # The running call's tree (this is a sub-call), or a new one for a top-level call.
         tree = current_call_tree()
@@ -392,25 +383,76 @@ class ToolExecutor:
             tree = CallTree()
             token = set_call_tree(tree)
         try:
+            # The session's turn, and those of the resources the call will snapshot.
+            locks = self._locks_of(self._resources.snapshotables())
+            if not tree.try_acquire_all(locks):
+                try:
+                    tree.acquire_all(locks)
+                except BaseException as error:
+                    return self._not_started(call, error, started_at)
+            prepared = self._prepare(tree, call, started_at)
+            if not isinstance(prepared, _Prepared):
+                return prepared
             try:
-                # The session's turn, and those of the resources the call will snapshot.
-                locks = self._locks_of(self._resources.snapshotables())
-                if not tree.try_acquire_all(locks):
-                    yield _Acquire(tree, locks)
-            except TurnRefused as error:
-                message = f"Tool {call.name!r} could not start: {error}"
-                return self._record_failure(call, None, message, started_at)
-            except BaseException as error:  # interrupted while waiting for its turn
-                message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
-                self._record_failure(call, None, message, started_at)
-                raise
-            return (yield from self._execute(tree, call, started_at))
+                try:
+                    returned = _invoke(prepared)
+                except BaseException as error:  # handled as the failure table says
+                    return self._on_error(prepared, error)
+                return self._returned(prepared, returned)
+            finally:
+                _close(self._resources, prepared.scope, call.name)
         finally:
             if token is not None:
                 tree.release_all()
                 reset_call_tree(token)
 
-    def _execute(self, tree: CallTree, call: ToolCall, started_at: datetime) -> _Steps:
+    async def _atake_turn(self, call: ToolCall) -> ToolResult[Any]:
+        """``_take_turn``'s twin: the same phases, awaiting where it waits."""
+        started_at = self._clock()
+        tree = current_call_tree()
+        token = None
+        if tree is None or tree.done:
+            tree = CallTree()
+            token = set_call_tree(tree)
+        try:
+            locks = self._locks_of(self._resources.snapshotables())
+            if not tree.try_acquire_all(locks):
+                try:
+                    await _wait_for(tree, locks)
+                except BaseException as error:
+                    return self._not_started(call, error, started_at)
+            prepared = self._prepare(tree, call, started_at)
+            if not isinstance(prepared, _Prepared):
+                return prepared
+            try:
+                try:
+                    returned = await _ainvoke(prepared)
+                except BaseException as error:  # cancellation included: rolled back
+                    return self._on_error(prepared, error)
+                return self._returned(prepared, returned)
+            finally:
+                _close(self._resources, prepared.scope, call.name)
+        finally:
+            if token is not None:
+                tree.release_all()
+                reset_call_tree(token)
+
+    def _not_started(
+        self, call: ToolCall, error: BaseException, started_at: datetime
+    ) -> ToolResult[Any]:
+        """Record a call that could not take its turn; an interruption is re-raised."""
+        if isinstance(error, TurnRefused):
+            message = f"Tool {call.name!r} could not start: {error}"
+            return self._record_failure(call, None, message, started_at)
+        message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
+        self._record_failure(call, None, message, started_at)
+        raise error
+
+    def _prepare(
+        self, tree: CallTree, call: ToolCall, started_at: datetime
+    ) -> _Prepared | ToolResult[Any]:
+        """Everything before the handler runs: the call ready to run, or its recorded
+        failure (unknown tool, invalid arguments, a refused start, a policy's denial)."""
         plan = self._plans.get(call.name)
         if plan is None:
             message = f"Unknown tool {call.name!r}. Available tools: {self._available}."
@@ -429,133 +471,155 @@ class ToolExecutor:
             self._record_failure(call, None, message, started_at)
             raise
         registry = self._resources
-        tracks_builds = registry.lazy_singletons
-        needs_scope = registry.needs_call_scope
-        mark = 0
-        if tracks_builds or needs_scope:
+        if not (registry.lazy_singletons or registry.needs_call_scope):
+            context = self._context
+            if context is None:
+                context = self._context = self._new_context(registry)
+            prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
+            return self._admit(prepared)
+        return self._prepare_scoped(tree, plan, params, call, started_at)
 
-            def guard(built: Snapshotable) -> None:
-                # A snapshotable built during the call takes its turn like the others.
-                tree.acquire(lock_of(built))
+    def _prepare_scoped(
+        self, tree: CallTree, plan: _Plan, params: Any, call: ToolCall, started_at: datetime
+    ) -> _Prepared | ToolResult[Any]:
+        """``_prepare`` for resources built on first use or scoped to the call, which
+        take their turns when built, and a context of the call's own."""
+        registry = self._resources
 
-            if tracks_builds:
-                mark = registry.open_build_mark(guard)
+        def guard(built: Snapshotable) -> None:
+            # A snapshotable built during the call takes its turn like the others.
+            tree.acquire(lock_of(built))
+
+        mark = registry.open_build_mark(guard) if registry.lazy_singletons else 0
         scope: ToolCallScope | None = None
         try:
-            if needs_scope:
+            if registry.needs_call_scope:
                 scope = registry.tool_call_scope(guard)
             resources: _Resources = registry if scope is None else scope
             context = self._context if scope is None else None
             if context is None:
-                context = ToolContext(
-                    prompt=self._prompt,
-                    rendered_prompt=self._rendered,
-                    adapter=self._adapter,
-                    session=self._session,
-                    deadline=self._deadline,
-                    budget_tracker=self._budget_tracker,
-                    resources=resources,
-                    heartbeat=self._heartbeat,
-                )
+                context = self._new_context(resources)
                 if scope is None:
                     self._context = context
-            return (
-                yield from self._run(
-                    plan, params, context, resources, scope, mark, tree, call, started_at
-                )
-            )
-        finally:
-            if tracks_builds:
-                registry.close_build_mark()
-            if scope is not None:
-                _close_scope(scope, call.name)  # a no-op when the call closed it already
+        except BaseException:
+            _close(registry, scope, call.name)
+            raise
+        prepared = _Prepared(plan, params, context, resources, scope, mark, tree, call, started_at)
+        return self._admit(prepared)
 
-    def _run(
-        self,
-        plan: _Plan,
-        params: Any,
-        context: ToolContext,
-        resources: _Resources,
-        scope: ToolCallScope | None,
-        mark: int,
-        tree: CallTree,
-        call: ToolCall,
-        started_at: datetime,
-    ) -> _Steps:
+    def _new_context(self, resources: _Resources) -> ToolContext:
+        return ToolContext(
+            prompt=self._prompt,
+            rendered_prompt=self._rendered,
+            adapter=self._adapter,
+            session=self._session,
+            deadline=self._deadline,
+            budget_tracker=self._budget_tracker,
+            resources=resources,
+            heartbeat=self._heartbeat,
+        )
+
+    def _admit(self, prepared: _Prepared) -> _Prepared | ToolResult[Any]:
+        """Save the state, then ask the policies: ``prepared`` when the handler may run,
+        else the recorded failure (the call's resources then closed)."""
+        try:
+            outcome = self._saved_and_allowed(prepared)
+        except BaseException:
+            _close(self._resources, prepared.scope, prepared.call.name)
+            raise
+        if outcome is not None:
+            _close(self._resources, prepared.scope, prepared.call.name)
+            return outcome
+        return prepared
+
+    def _saved_and_allowed(self, prepared: _Prepared) -> ToolResult[Any] | None:
+        plan, call, params, started_at = (
+            prepared.plan,
+            prepared.call,
+            prepared.params,
+            prepared.started_at,
+        )
         tool = plan.tool
-        handler = tool.handler
-        if handler is None:
+        if tool.handler is None:
             message = f"Tool {tool.name!r} has no handler; it cannot be called."
             return self._record_failure(call, params, message, started_at)
         # Saved before the policies run: a policy that changes state and then denies
         # (or raises) leaves nothing behind either.
         try:
-            saved = self._save(resources, scope, mark, tree)
+            prepared.saved = self._save(prepared)
         except _CannotStart as error:
             message = f"Tool {tool.name!r} could not start: {error}"
             return self._record_failure(call, params, message, started_at)
         except BaseException as error:
             self._record_failure(call, params, _interrupted(tool, error), started_at)
             raise
+        if not plan.policies and self._deadline is None and self._budget_tracker is None:
+            return None
         try:
-            refusal = self._refusal(plan, params, context)
-            if refusal is not None:
-                telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
-                denial: ToolResult[Any] = ToolResult.error(refusal)
-                return self._fail(saved, call, params, denial, started_at, denied=True)
-            returned = yield _Invoke(tool, handler, params, context)
+            refusal = self._refusal(plan, params, prepared.context)
+        except BaseException as error:
+            return self._on_error(prepared, error)
+        if refusal is None:
+            return None
+        telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
+        denial: ToolResult[Any] = ToolResult.error(refusal)
+        return self._fail(prepared, denial, denied=True)
+
+    def _returned(self, prepared: _Prepared, returned: object) -> ToolResult[Any]:
+        """The handler returned ``returned``: commit it, or roll back and record why not."""
+        try:
             if self._deadline is not None or self._budget_tracker is not None:
-                self._check_limits(f"tool {tool.name!r} returned")
-            outcome, committed = self._commit(
-                plan, params, returned, context, scope, call, started_at
+                self._check_limits(f"tool {prepared.plan.tool.name!r} returned")
+            outcome, committed = self._commit(prepared, returned)
+        except BaseException as error:
+            return self._on_error(prepared, error)
+        if committed:
+            return outcome
+        return self._fail(prepared, outcome, render=True)
+
+    def _on_error(self, prepared: _Prepared, error: BaseException) -> ToolResult[Any]:
+        """Roll back and record a call that raised ``error`` (in a policy, a limit check,
+        the handler or while applying its result); re-raise what must stop the evaluation."""
+        tool = prepared.plan.tool
+        if isinstance(error, VisibilityExpansionRequired | PromptEvaluationError):
+            self._fail(prepared, ToolResult.error(_raised(tool, error)))
+            raise error
+        if isinstance(error, DeadlineExceededError | BudgetExceededError):
+            message = (
+                f"Tool {prepared.call.name!r} was stopped: "
+                f"{error_message(error) or type_label(error)}"
             )
-        except (VisibilityExpansionRequired, PromptEvaluationError) as error:
-            self._fail(saved, call, params, ToolResult.error(_raised(tool, error)), started_at)
-            raise
-        except (DeadlineExceededError, BudgetExceededError) as error:
-            message = f"Tool {call.name!r} was stopped: {error_message(error) or type_label(error)}"
-            self._fail(saved, call, params, ToolResult.error(message), started_at)
+            self._fail(prepared, ToolResult.error(message))
             raise PromptEvaluationError(message) from error
-        except _WrongReturn as error:
-            self._fail(saved, call, params, ToolResult.error(str(error)), started_at)
+        if isinstance(error, _WrongReturn):
+            self._fail(prepared, ToolResult.error(str(error)))
             raise TypeError(str(error)) from None
-        except _NeedsAwait as error:
-            self._fail(saved, call, params, ToolResult.error(str(error)), started_at)
+        if isinstance(error, _NeedsAwait):
+            self._fail(prepared, ToolResult.error(str(error)))
             raise RuntimeError(str(error)) from None
-        except Exception as error:
+        if isinstance(error, Exception):
             # A bug in the handler: the model is told, and so is the developer.
             logger.warning("tool %r raised", tool.name, exc_info=error)
             telemetry.note_error(error)
+            failure: ToolResult[Any] = ToolResult.error(_raised(tool, error))
             if self._raise_handler_errors:
-                self._fail(saved, call, params, ToolResult.error(_raised(tool, error)), started_at)
-                raise
-            outcome, committed = ToolResult.error(_raised(tool, error)), False
-        except BaseException as error:
-            failure: ToolResult[Any] = ToolResult.error(_interrupted(tool, error))
-            # The interruption goes first; a broken resource was logged.
-            with contextlib.suppress(PromptEvaluationError):
-                self._fail(saved, call, params, failure, started_at)
-            raise
-        if committed:
-            return outcome
-        return self._fail(saved, call, params, outcome, started_at, render=True)
+                self._fail(prepared, failure)
+                raise error
+            return self._fail(prepared, failure, render=True)
+        interrupted: ToolResult[Any] = ToolResult.error(_interrupted(tool, error))
+        # The interruption goes first; a broken resource was logged.
+        with contextlib.suppress(PromptEvaluationError):
+            self._fail(prepared, interrupted)
+        raise error
 
-    def _commit(
-        self,
-        plan: _Plan,
-        params: Any,
-        returned: object,
-        context: ToolContext,
-        scope: ToolCallScope | None,
-        call: ToolCall,
-        started_at: datetime,
-    ) -> tuple[ToolResult[Any], bool]:
+    def _commit(self, prepared: _Prepared, returned: object) -> tuple[ToolResult[Any], bool]:
         """Record a successful result and return it rendered, with ``True``; or the
         failure to return, with ``False``.
 
         The value must be of the tool's declared result type; it is rendered through
         the tool's result contract, so a subclass instance shows the declared fields.
         """
+        plan = prepared.plan
         tool = plan.tool
         if not isinstance(returned, ToolResult):
             message = f"Tool {tool.name!r} returned {type_label(returned)}, not a ToolResult."
@@ -588,13 +652,14 @@ class ToolExecutor:
         try:
             # Kept with the result, so that providers need not render it again.
             result = returned.rendered_as(text)
+            call, params = prepared.call, prepared.params
             for policy in plan.policies:
-                policy.on_result(tool, params, result, context=context)
-            if scope is not None:
+                policy.on_result(tool, params, result, context=prepared.context)
+            if prepared.scope is not None:
                 # Closed before the call is recorded: a close that is interrupted
                 # (a BaseException) must not leave a success on record.
-                _close_scope(scope, call.name)
-            self._record(call, params, result, text, started_at, value_type)
+                _close_scope(prepared.scope, call.name)
+            self._record(call, params, result, text, prepared.started_at, value_type)
         except _PROPAGATED:
             raise
         except Exception as error:
@@ -638,18 +703,16 @@ class ToolExecutor:
         if self._budget_tracker is not None:
             self._budget_tracker.check()
 
-    def _save(
-        self, resources: _Resources, scope: ToolCallScope | None, mark: int, tree: CallTree
-    ) -> _Saved:
+    def _save(self, prepared: _Prepared) -> _Saved:
         """Take the resources' turns, then snapshot them and the session."""
-        snapshotables = resources.snapshotables()
+        snapshotables = prepared.resources.snapshotables()
         tokens: list[tuple[Snapshotable, object]] = []
         if snapshotables:
             cached = self._locks
             # Taken already when the call started, unless something was built since.
             if cached is None or cached[0] is not snapshotables:
                 try:
-                    tree.acquire_all(self._locks_of(snapshotables))
+                    prepared.tree.acquire_all(self._locks_of(snapshotables))
                 except TurnRefused as error:
                     raise _CannotStart(str(error)) from error
             for resource in snapshotables:
@@ -660,7 +723,7 @@ class ToolExecutor:
                         f"snapshot() of resource {type_label(resource)} raised "
                         f"{describe_error(error)}; nothing was changed"
                     ) from error
-        return self._session.snapshot(), tokens, scope, mark
+        return self._session.snapshot(), tokens
 
     def _locks_of(self, snapshotables: tuple[Snapshotable, ...]) -> list[CallLock]:
         """The session's lock and those of ``snapshotables``."""
@@ -673,11 +736,14 @@ class ToolExecutor:
             self._locks = (snapshotables, locks)
         return locks
 
-    def _rollback(self, saved: _Saved) -> _Broken:
+    def _rollback(self, prepared: _Prepared) -> _Broken:
         """Restore everything that can be restored; return what could not be, and why."""
-        snapshot, tokens, scope, mark = saved
+        assert prepared.saved is not None  # saved before anything it restores could change
+        snapshot, tokens = prepared.saved
+        scope = prepared.scope
         telemetry.add_event(telemetry.ROLLBACK)
-        built = self._resources.built_since(mark) if self._resources.lazy_singletons else []
+        registry = self._resources
+        built = registry.built_since(prepared.mark) if registry.lazy_singletons else []
         if scope is not None:
             built.extend(scope.built_during())
         broken: _Broken = []
@@ -697,11 +763,8 @@ class ToolExecutor:
 
     def _fail(
         self,
-        saved: _Saved,
-        call: ToolCall,
-        params: Any,
+        prepared: _Prepared,
         result: ToolResult[Any],
-        started_at: datetime,
         *,
         render: bool = False,
         denied: bool = False,
@@ -713,7 +776,8 @@ class ToolExecutor:
         it (its state is unknown), after recording the call; an interruption met on
         the way is re-raised, also after recording.
         """
-        broken = self._rollback(saved)
+        call = prepared.call
+        broken = self._rollback(prepared)
         interruptions = [error for _, error in broken if not isinstance(error, Exception)]
         try:
             rendered = _render_failure(result) if render else ""
@@ -721,7 +785,13 @@ class ToolExecutor:
             interruptions.append(error)
             rendered = ""
         self._record(
-            call, params, result, rendered, started_at, denied=denied, rolled_back=not denied
+            call,
+            prepared.params,
+            result,
+            rendered,
+            prepared.started_at,
+            denied=denied,
+            rolled_back=not denied,
         )
         if interruptions:
             raise interruptions[0]
@@ -791,91 +861,88 @@ class _NeedsAwait(Exception):
     """``execute`` met an async tool while an event loop runs in its thread."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Acquire:
-    """A step: wait until ``tree`` holds ``locks`` (another call tree has one)."""
+class _Prepared:
+    """A call ready for its handler: what the phases after it need."""
 
-    tree: CallTree
-    locks: list[CallLock]
+    __slots__ = (
+        "call",
+        "context",
+        "mark",
+        "params",
+        "plan",
+        "resources",
+        "saved",
+        "scope",
+        "started_at",
+        "tree",
+    )
 
-    def run(self) -> None:
-        self.tree.acquire_all(self.locks)
-
-    async def arun(self) -> None:
-        # Waiting blocks a thread: not the event loop's, where the holder may be running.
-        # When the call is cancelled meanwhile, its tree ends and the thread stops
-        # waiting (``TurnRefused``), or its locks go when the tree ends.
-        await asyncio.to_thread(self.tree.acquire_all, self.locks)
-
-
-@dataclass(frozen=True, slots=True)
-class _Invoke:
-    """A step: call the handler; its return value is sent back."""
-
-    tool: Tool[Any, Any]
-    handler: Callable[..., Any]
-    params: Any
-    context: ToolContext
-
-    def run(self) -> object:
-        returned = self.handler(self.params, context=self.context)
-        if not self.tool.is_async:
-            return returned
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop in this thread: run the handler on one of its own
-            return asyncio.run(_awaited(returned))
-        returned.close()  # never started: nothing to undo
-        raise _NeedsAwait(
-            f"Tool {self.tool.name!r} is async and an event loop is running in this "
-            "thread, so execute() cannot wait for it; use await executor.aexecute(call) "
-            "(or await adapter.aevaluate(...))"
-        )
-
-    async def arun(self) -> object:
-        if self.tool.is_async:
-            return await self.handler(self.params, context=self.context)
-        if self.tool.in_thread:
-            return await _in_thread(self.handler, self.params, context=self.context)
-        return self.handler(self.params, context=self.context)
+    def __init__(
+        self,
+        plan: _Plan,
+        params: Any,
+        context: ToolContext,
+        resources: _Resources,
+        scope: ToolCallScope | None,
+        mark: int,
+        tree: CallTree,
+        call: ToolCall,
+        started_at: datetime,
+    ) -> None:
+        self.plan = plan
+        self.params = params
+        self.context = context
+        self.resources = resources
+        self.scope = scope
+        self.mark = mark
+        """Where the registry's record of singletons built during the call starts."""
+        self.tree = tree
+        self.call = call
+        self.started_at = started_at
+        self.saved: _Saved | None = None
+        """The snapshots a failure restores (taken before the policies run)."""
 
 
-_Step = _Acquire | _Invoke
-_Steps = Generator[_Step, Any, ToolResult[Any]]
+async def _wait_for(tree: CallTree, locks: list[CallLock]) -> None:
+    """Wait until ``tree`` holds ``locks`` (another call tree has one).
+
+    Waiting blocks a thread: not the event loop's, where the holder may be running.
+    When the call is cancelled meanwhile, its tree ends and the thread stops waiting
+    (``TurnRefused``), or its locks go when the tree ends.
+    """
+    await asyncio.to_thread(tree.acquire_all, locks)
 
 
-def _drive(steps: _Steps) -> ToolResult[Any]:
-    """Run a call's steps, blocking where they wait."""
-    sent: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = steps.send(sent) if error is None else steps.throw(error)
-        except StopIteration as finished:
-            result: ToolResult[Any] = finished.value
-            return result
-        sent, error = None, None
-        try:
-            sent = step.run()
-        except BaseException as raised:  # the steps handle it, as the failure table says
-            error = raised
+def _invoke(prepared: _Prepared) -> object:
+    """Call the handler and return what it returns (an async one run to completion on
+    an event loop of its own, when none runs in this thread)."""
+    tool = prepared.plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
+    returned = handler(prepared.params, context=prepared.context)
+    if not tool.is_async:
+        return returned
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop in this thread: run the handler on one of its own
+        return asyncio.run(_awaited(returned))
+    returned.close()  # never started: nothing to undo
+    raise _NeedsAwait(
+        f"Tool {tool.name!r} is async and an event loop is running in this "
+        "thread, so execute() cannot wait for it; use await executor.aexecute(call) "
+        "(or await adapter.aevaluate(...))"
+    )
 
 
-async def _adrive(steps: _Steps) -> ToolResult[Any]:
-    """Run a call's steps, awaiting where they wait."""
-    sent: object = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = steps.send(sent) if error is None else steps.throw(error)
-        except StopIteration as finished:
-            result: ToolResult[Any] = finished.value
-            return result
-        sent, error = None, None
-        try:
-            sent = await step.arun()
-        except BaseException as raised:  # cancellation included: the steps roll back
-            error = raised
+async def _ainvoke(prepared: _Prepared) -> object:
+    """Await an async handler; run a sync one inline, or in a worker thread when its
+    tool says ``in_thread=True``."""
+    tool = prepared.plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
+    if tool.is_async:
+        return await handler(prepared.params, context=prepared.context)
+    if tool.in_thread:
+        return await _in_thread(handler, prepared.params, context=prepared.context)
+    return handler(prepared.params, context=prepared.context)
 
 
 async def _settle(tasks: Sequence[asyncio.Future[ToolResult[Any]]]) -> None:
@@ -938,6 +1005,15 @@ def _what(target: object) -> str:
     if isinstance(target, Session):
         return "the session"
     return f"resource {type_label(target)}"
+
+
+def _close(registry: ResourceRegistry, scope: ToolCallScope | None, tool_name: str) -> None:
+    """End a call's use of its resources: the record of singletons built during it, and
+    the resources scoped to it (a no-op for those the call closed already)."""
+    if registry.lazy_singletons:
+        registry.close_build_mark()
+    if scope is not None:
+        _close_scope(scope, tool_name)
 
 
 def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
