@@ -48,6 +48,7 @@ Reducer = Callable[[SliceValues[T], E], Iterable[T]]
 
 _Route = tuple[type[Any], Reducer[Any, Any]]
 _NOTHING: SliceValues[Any] = SliceValues()
+_NO_VALUE: Any = object()  # a dispatched ToolInvoked whose value joins no slice
 
 
 class SliceKind(enum.Enum):
@@ -205,21 +206,73 @@ class Session:
         with self._lock:
             self._enter("dispatch")
             try:
-                changes: dict[type[Any], SliceValues[Any]] = {}
-                self._route(event, changes)
-                if isinstance(event, ToolInvoked) and event.result.success:
-                    value = event.result.value
-                    if _is_record(value):
-                        self._route(value, changes, value_type or type(value))
-                self._commit(changes, event)
+                event_type = type(event)
+                value: object = _NO_VALUE
+                if isinstance(event, ToolInvoked):
+                    result = event.result
+                    if result.success and _is_record(result.value):
+                        value = result.value
+                        value_type = value_type or type(value)
+                routes = self._routes
+                if (
+                    self._history_clock is None
+                    and event_type not in routes
+                    and (value is _NO_VALUE or value_type not in routes)
+                ):
+                    # The common case: no reducer, each joins the slice of its type.
+                    logged = self._append_each(event_type, event, value_type, value)
+                else:
+                    changes: dict[type[Any], SliceValues[Any]] = {}
+                    self._route(event, changes)
+                    if value is not _NO_VALUE:
+                        self._route(value, changes, value_type)
+                    self._commit(changes, event)
+                    logged = any(self._kinds.get(t) is _LOG for t in changes)
                 observed = self._observers.active
-                logged = observed and any(self._kinds.get(t) is _LOG for t in changes)
                 if self._ops is not None:
                     self._ops.append((_DISPATCH, event, value_type))
             finally:
                 self._applying = False
         if observed:
             self._observers.applied(event, logged=logged)
+
+    def _append_each(
+        self, event_type: type[Any], event: object, value_type: type[Any] | None, value: object
+    ) -> bool:
+        """Append ``event`` to its slice, and ``value`` (unless ``_NO_VALUE``) to that of
+        ``value_type``, in one commit; whether a ``LOG`` slice changed.
+
+        ``_commit`` for slices with no reducer and no history kept, built directly.
+        """
+        current = self._current
+        kinds = self._kinds
+        state = current.state
+        log = current.log
+        new_state: dict[type[Any], SliceValues[Any]] | None = None
+        new_log: dict[type[Any], SliceValues[Any]] | None = None
+        if kinds.get(event_type) is _LOG:
+            new_log = log.copy()
+            new_log[event_type] = log.get(event_type, _NOTHING).append(event)
+        else:
+            new_state = state.copy()
+            new_state[event_type] = state.get(event_type, _NOTHING).append(event)
+        if value is not _NO_VALUE:
+            assert value_type is not None
+            if kinds.get(value_type) is _LOG:
+                if new_log is None:
+                    new_log = log.copy()
+                new_log[value_type] = new_log.get(value_type, _NOTHING).append(value)
+            else:
+                if new_state is None:
+                    new_state = state.copy()
+                new_state[value_type] = new_state.get(value_type, _NOTHING).append(value)
+        self._current = _snapshot_of(
+            state if new_state is None else MappingProxyType(new_state),
+            log if new_log is None else MappingProxyType(new_log),
+            kinds,
+            self._origin,
+        )
+        return new_log is not None
 
     @property
     def dispatcher(self) -> Session:
