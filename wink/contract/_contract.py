@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
@@ -87,7 +87,7 @@ class Contract(Generic[T]):
     """The validator's core schema, for the fail-fast validator built on demand."""
     _fail_fast: list[SchemaValidator] = field(default_factory=list, repr=False)
     _output_schema: JsonSchema | None = field(default=None, repr=False)
-    _flat: FlatRecord | bool | None = field(default=None, repr=False)
+    _flat: FlatRecord | Literal[False] | None = field(default=None, repr=False)
     """The type as a ``FlatRecord`` (``False`` when it is not one), found on first dump."""
 
     @property
@@ -219,7 +219,10 @@ class Contract(Generic[T]):
         if self._adapter is None:
             return "null"
         serializer = self._adapter.serializer
-        if self._holds_exact_types(value):
+        flat = self._flat
+        if flat is None:
+            flat = self._flat_record()
+        if flat is not False and flat.holds_exact_types(value):
             # Nothing can mismatch: asking pydantic-core for the check costs ~1 us.
             return serializer.to_json(
                 value, exclude_none=exclude_none, by_alias=True, warnings=False
@@ -237,10 +240,16 @@ class Contract(Generic[T]):
         declared scalar types (see ``wink.contract._flat``): then no check is needed."""
         flat = self._flat
         if flat is None:
-            assert self._adapter is not None
-            flat = flat_record(self._adapter.core_schema) or False
-            object.__setattr__(self, "_flat", flat)
-        return isinstance(flat, FlatRecord) and flat.holds_exact_types(value)
+            flat = self._flat_record()
+        return flat is not False and flat.holds_exact_types(value)
+
+    def _flat_record(self) -> FlatRecord | Literal[False]:
+        """The type as a ``FlatRecord``, or ``False``; found once."""
+        assert self._adapter is not None
+        found = flat_record(self._adapter.core_schema)
+        flat: FlatRecord | Literal[False] = False if found is None else found
+        object.__setattr__(self, "_flat", flat)
+        return flat
 
     def _unexpected(self, error: PydanticSerializationError) -> ContractViolation:
         found = _UNEXPECTED.search(str(error))

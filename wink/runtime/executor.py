@@ -85,7 +85,7 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
-_Saved = tuple[Snapshot, list[tuple[Snapshotable, object]]]
+_Saved = tuple[Snapshot, Sequence[tuple[Snapshotable, object]]]
 _Resources = ResourceRegistry | ToolCallScope
 _Broken = list[tuple[object, BaseException]]
 
@@ -135,6 +135,7 @@ class ToolExecutor:
         "_raise_handler_errors",
         "_rendered",
         "_resources",
+        "_scoped",
         "_session",
     )
 
@@ -176,6 +177,9 @@ class ToolExecutor:
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
         # Lazily built singletons are the session's own; instances passed in are shared.
         self._resources = prompt.resources.for_session(session)
+        # Whether calls keep a record of singletons built during them, or have resources
+        # of their own: fixed once the registry is built.
+        self._scoped = self._resources.lazy_singletons or self._resources.needs_call_scope
         self._locks: tuple[tuple[Snapshotable, ...], list[CallLock]] | None = None
         # The context of a call with no call scope: every part is this executor's, so
         # one immutable context serves all such calls.
@@ -400,7 +404,8 @@ class ToolExecutor:
                     return self._on_error(prepared, error)
                 return self._returned(prepared, returned)
             finally:
-                _close(self._resources, prepared.scope, call.name)
+                if self._scoped:
+                    _close(self._resources, prepared.scope, call.name)
         finally:
             if token is not None:
                 tree.release_all()
@@ -431,7 +436,8 @@ class ToolExecutor:
                     return self._on_error(prepared, error)
                 return self._returned(prepared, returned)
             finally:
-                _close(self._resources, prepared.scope, call.name)
+                if self._scoped:
+                    _close(self._resources, prepared.scope, call.name)
         finally:
             if token is not None:
                 tree.release_all()
@@ -471,12 +477,14 @@ class ToolExecutor:
             self._record_failure(call, None, message, started_at)
             raise
         registry = self._resources
-        if not (registry.lazy_singletons or registry.needs_call_scope):
+        if not self._scoped:
             context = self._context
             if context is None:
                 context = self._context = self._new_context(registry)
             prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
-            return self._admit(prepared)
+            # Nothing to close on the way out: no build record, no call scope.
+            outcome = self._saved_and_allowed(prepared)
+            return prepared if outcome is None else outcome
         return self._prepare_scoped(tree, plan, params, call, started_at)
 
     def _prepare_scoped(
@@ -706,6 +714,8 @@ class ToolExecutor:
     def _save(self, prepared: _Prepared) -> _Saved:
         """Take the resources' turns, then snapshot them and the session."""
         snapshotables = prepared.resources.snapshotables()
+        if not snapshotables:
+            return self._session.snapshot(), ()
         tokens: list[tuple[Snapshotable, object]] = []
         if snapshotables:
             cached = self._locks

@@ -204,7 +204,9 @@ class Session:
         value of a subclass joins the declared type's slice.
         """
         with self._lock:
-            self._enter("dispatch")
+            if self._applying:
+                self._enter("dispatch")  # raises
+            self._applying = True
             try:
                 event_type = type(event)
                 value: object = _NO_VALUE
