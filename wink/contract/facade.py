@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Any, get_origin, get_type_hints
 
-from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaMode
 from pydantic_core import PydanticSerializationError, PydanticUndefined, to_jsonable_python
 from pydantic_core import core_schema as cs
@@ -80,6 +79,8 @@ class _Declared:
 
 
 def _declared(field: dataclasses.Field[Any], hint: Any) -> _Declared:
+    from pydantic.fields import FieldInfo  # pydantic's fields module is slow to import
+
     default: Any = field.default
     factory: Any = field.default_factory
     descriptions: list[tuple[str, str]] = []
@@ -141,6 +142,8 @@ def _annotated_description(hint: Any) -> str | None:
     """The description an ``Annotated[..., Field(description=...)]`` hint gives, if any."""
     if get_origin(hint) is not Annotated:
         return None
+    from pydantic.fields import FieldInfo  # pydantic's fields module is slow to import
+
     found = None
     for item in hint.__metadata__:
         if isinstance(item, FieldInfo) and item.description is not None:

@@ -43,7 +43,6 @@ import builtins
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import threading
 import weakref
@@ -696,7 +695,7 @@ class HostFilesystem:
             _refuse_unless_regular(occupant, parts, path)
         if journaling:
             self._journal_first_change(parts[:-1], directory, name, path, "write")
-        temporary = f".wink-{secrets.token_hex(8)}.tmp"
+        temporary = f".wink-{os.urandom(8).hex()}.tmp"
         try:
             descriptor = os.open(temporary, _CREATE_FLAGS, 0o666, dir_fd=directory)
         except OSError as error:
@@ -913,7 +912,7 @@ def _undo_in(
 
 def _put_back_file(directory: int, name: str, prior: _PriorFile, *, replace: bool) -> None:
     """Make ``name`` hold ``prior`` again: over this filesystem's file, or where none is."""
-    temporary = f".wink-{secrets.token_hex(8)}.tmp"
+    temporary = f".wink-{os.urandom(8).hex()}.tmp"
     descriptor = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
     try:
         with os.fdopen(descriptor, "wb") as file:

@@ -40,9 +40,6 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass
 from types import TracebackType
@@ -104,6 +101,9 @@ class GitWorkspace:
         ``git_dir`` must lie outside ``root``; by default a temporary directory is
         created, and deleted by ``close()``.
         """
+        import shutil
+        import tempfile
+
         self._files = HostFilesystem(root)
         root_path = self._files.root
         if shutil.which("git") is None:
@@ -194,6 +194,8 @@ class GitWorkspace:
 
     def close(self) -> None:
         """Delete the git directory if the workspace created it; the files stay."""
+        import shutil
+
         with self._lock:
             if self._owns_git_dir and os.path.isdir(self._git_dir):
                 shutil.rmtree(self._git_dir)
@@ -230,6 +232,8 @@ class GitWorkspace:
                 self._left_out |= found
 
     def _git(self, *arguments: str) -> str:
+        import subprocess
+
         command = ["git", *arguments]
         try:
             completed = subprocess.run(

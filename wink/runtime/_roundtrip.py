@@ -21,7 +21,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, PlainSerializer, RootModel, WrapSerializer
+from pydantic import BaseModel, PlainSerializer, WrapSerializer
 from pydantic_core import TzInfo, to_jsonable_python
 
 from wink.contract.messages import short_repr
@@ -63,6 +63,8 @@ def _unsavable(
     if children is None or _serializes_itself(type(value)):
         return None
     skipped = _self_serialized_fields(type(value))
+    from pydantic.root_model import RootModel  # defining it builds a validator: not at import
+
     if isinstance(value, BaseModel):
         base64_bytes = type(value).model_config.get("ser_json_bytes") == "base64"
     if not isinstance(value, RootModel):
@@ -202,6 +204,8 @@ def _is_unicode(text: str) -> bool:
 
 def _children(value: object) -> Iterator[tuple[str | int, Any]] | None:
     """The parts of a container value, by key; ``None`` for a scalar."""
+    from pydantic.root_model import RootModel  # defining it builds a validator: not at import
+
     if isinstance(value, RootModel):
         return iter(((_ROOT, value.root),))
     if isinstance(value, BaseModel):

@@ -31,7 +31,6 @@ once all are done; the others run alone, in order.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import functools
@@ -72,6 +71,8 @@ from wink.runtime.snapshot import Snapshot
 from wink.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    import asyncio
+
     from wink.adapters.protocol import ProviderAdapter
 
 __all__ = ["ToolExecutor"]
@@ -278,6 +279,8 @@ class ToolExecutor:
     def execute_all(self, calls: Iterable[ToolCall]) -> list[ToolResult[Any]]:
         """``aexecute_all`` on an event loop of its own; with a loop already running in
         this thread, the calls run one after the other with ``execute``."""
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -299,6 +302,8 @@ class ToolExecutor:
 
     async def _overlap(self, calls: tuple[ToolCall, ...]) -> list[ToolResult[Any]]:
         """Run ``calls`` at the same time, each on a fork of the session; merge in order."""
+        import asyncio
+
         forks = [self._session._fork() for _ in calls]
         tasks = [
             asyncio.ensure_future(self._on(fork).aexecute(call))
@@ -332,6 +337,8 @@ class ToolExecutor:
     ) -> list[ToolResult[Any]]:
         """Apply each finished call's changes to the session, in call order; raise the
         first error a call raised once all are applied."""
+        import asyncio
+
         results: list[ToolResult[Any]] = []
         raised: BaseException | None = None
         for call, fork, task in zip(calls, forks, tasks, strict=True):
@@ -920,6 +927,8 @@ async def _wait_for(tree: CallTree, locks: list[CallLock]) -> None:
     When the call is cancelled meanwhile, its tree ends and the thread stops waiting
     (``TurnRefused``), or its locks go when the tree ends.
     """
+    import asyncio
+
     await asyncio.to_thread(tree.acquire_all, locks)
 
 
@@ -931,6 +940,8 @@ def _invoke(prepared: _Prepared) -> object:
     returned = handler(prepared.params, context=prepared.context)
     if not tool.is_async:
         return returned
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop in this thread: run the handler on one of its own
@@ -957,6 +968,8 @@ async def _ainvoke(prepared: _Prepared) -> object:
 
 async def _settle(tasks: Sequence[asyncio.Future[ToolResult[Any]]]) -> None:
     """Wait until every task has finished, even when cancelled again meanwhile."""
+    import asyncio
+
     while not all(task.done() for task in tasks):
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait(tasks)
@@ -970,6 +983,8 @@ async def _in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any)
     """``function`` run in a worker thread in this context; when the awaiting task is
     cancelled, the thread is still waited for (its work is not abandoned half done),
     then the cancellation goes on."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
     future = loop.run_in_executor(None, functools.partial(context.run, function, *args, **kwargs))
@@ -982,6 +997,8 @@ async def _in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any)
 
 
 async def _uncancellable(future: asyncio.Future[Any]) -> None:
+    import asyncio
+
     while not future.done():
         try:
             await asyncio.shield(future)
