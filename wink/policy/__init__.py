@@ -1,9 +1,17 @@
-"""Tool policies: declarative constraints on when tools may run, with state in the session."""
+"""Tool policies: declarative constraints on when tools may run, with state in the session.
 
-from wink.policy.decision import PolicyDecision, ToolPolicy
-from wink.policy.read_before_write import ReadBeforeWritePolicy
-from wink.policy.sequential import SequentialDependencyPolicy
-from wink.policy.state import PolicyState, load_policy_state, record_policy_state
+Each name is imported on first use, so that the executor, which needs only
+``PolicyDecision`` and ``ToolPolicy``, does not load the built-in policies.
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wink.policy.decision import PolicyDecision, ToolPolicy
+    from wink.policy.read_before_write import ReadBeforeWritePolicy
+    from wink.policy.sequential import SequentialDependencyPolicy
+    from wink.policy.state import PolicyState, load_policy_state, record_policy_state
 
 __all__ = [
     "PolicyDecision",
@@ -14,3 +22,27 @@ __all__ = [
     "load_policy_state",
     "record_policy_state",
 ]
+
+# Where each public name lives; read by ``__getattr__`` on first access.
+_HOMES: dict[str, str] = {
+    "PolicyDecision": "wink.policy.decision",
+    "ToolPolicy": "wink.policy.decision",
+    "ReadBeforeWritePolicy": "wink.policy.read_before_write",
+    "SequentialDependencyPolicy": "wink.policy.sequential",
+    "PolicyState": "wink.policy.state",
+    "load_policy_state": "wink.policy.state",
+    "record_policy_state": "wink.policy.state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'wink.policy' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

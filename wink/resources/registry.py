@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from wink._error_text import describe_error, safe_repr
 from wink.errors import WinkError
-from wink.resources.filesystem import Filesystem
+from wink.resources._filesystem_protocol import Filesystem
 
 __all__ = [
     "Binding",

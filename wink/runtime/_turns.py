@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 
 from wink.errors import WinkError
-from wink.resources import HostFilesystem
 
 __all__ = [
     "CallLock",
@@ -264,6 +264,8 @@ def lock_of(resource: object) -> CallLock:
 
 
 def _key_of(resource: object) -> Hashable:
-    if isinstance(resource, HostFilesystem):
+    # A HostFilesystem exists only once its module is loaded: asking does not load it.
+    filesystems = sys.modules.get("wink.resources.filesystem")
+    if filesystems is not None and isinstance(resource, filesystems.HostFilesystem):
         return ("host directory", resource.root)
     return id(resource)  # the lock holds the resource, so the id is not reused meanwhile
