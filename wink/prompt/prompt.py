@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -12,6 +11,7 @@ from typing import Any, ClassVar, Generic
 from typing_extensions import TypeVar
 
 from wink._error_text import describe_error
+from wink._lazy_logging import LazyLogger
 from wink.contract import Contract, compile_contract, type_name
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.prompt.examples import examples_markdown
@@ -19,7 +19,7 @@ from wink.prompt.section import Section, params_field_names
 from wink.resources import Binding, Filesystem, ResourceRegistry
 from wink.tools import ParamHint, Tool
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 __all__ = [
     "OutputT",

@@ -8,7 +8,6 @@ ask it for their dependencies, so the dependency graph is discovered as it is bu
 from __future__ import annotations
 
 import enum
-import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +16,7 @@ from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from wink._error_text import describe_error, safe_repr
+from wink._lazy_logging import LazyLogger
 from wink.errors import WinkError
 from wink.resources._filesystem_protocol import Filesystem
 
@@ -36,7 +36,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 
 class UnboundResourceError(WinkError):

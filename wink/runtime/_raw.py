@@ -22,8 +22,6 @@ integer of more than 4300 digits, an object) is refused when written.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import math
 from collections.abc import Mapping
@@ -64,6 +62,8 @@ def encode(value: object) -> Any:
     if value is None:
         return None
     if isinstance(value, bytes):
+        import base64  # only escaped values need it: not loaded with wink
+
         return _escaped("bytes", base64.b64encode(value).decode("ascii"))
     if isinstance(value, str):
         if _is_unicode(value):
@@ -89,6 +89,9 @@ def decode(data: object) -> Any:
         raise ValueError(f"data: expected a string, got {_json_kind(text)}")
     if kind not in ("bytes", "text", "mapping"):
         raise ValueError(f"escaped: expected 'bytes', 'text' or 'mapping', got {kind!r:.40}")
+    import base64  # only escaped values need them: not loaded with wink
+    import binascii
+
     try:
         raw = base64.b64decode(text, validate=True)
     except binascii.Error:
@@ -118,6 +121,8 @@ def _validated_text(data: object) -> str:
 
 
 def _base64_text(text: str) -> str:
+    import base64  # only escaped values need it: not loaded with wink
+
     return base64.b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii")
 
 

@@ -28,13 +28,13 @@ own fork of the session, so they never share a rollback.)
 from __future__ import annotations
 
 import itertools
-import logging
 import sys
 import threading
 import weakref
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 
+from wink._lazy_logging import LazyLogger
 from wink.errors import WinkError
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
     "set_call_tree",
 ]
 
-logger = logging.getLogger("wink.runtime.executor")
+logger = LazyLogger("wink.runtime.executor")
 
 _MUTEX = threading.Lock()
 """Protects every lock's owner and every tree's wait, so a cycle check sees one state."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from wink import telemetry
 from wink._error_text import describe_error, error_message, safe_repr, type_label
+from wink._lazy_logging import LazyLogger
 from wink.contract import ContractViolation, describe_problems, type_name
 from wink.contract.instances import conforms, declared_class, plain_class
 from wink.errors import (
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolExecutor"]
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 _PROPAGATED = (
     VisibilityExpansionRequired,

@@ -24,11 +24,11 @@ the call).
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wink._lazy_logging import LazyLogger
 from wink.runtime._turns import CallTree, current_call_tree
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Observer", "SessionObservers"]
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 Observer = Callable[[Any], None]
 """Called with one committed event; its return value is ignored."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, is_dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -11,13 +10,14 @@ from pydantic import BaseModel
 from pydantic_core import to_json
 
 from wink._error_text import safe_repr, type_label
+from wink._lazy_logging import LazyLogger
 from wink.contract import Contract, compile_contract
 
 __all__ = ["ToolRenderableResult", "ToolResult"]
 
 ResultT = TypeVar("ResultT")
 
-logger = logging.getLogger(__name__)
+logger = LazyLogger(__name__)
 
 
 @runtime_checkable
