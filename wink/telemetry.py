@@ -66,6 +66,8 @@ _SCOPE = "wink"
 
 @dataclass(slots=True)
 class _State:
+    """Whether wink traces, and with which tracer."""
+
     enabled: bool = False
     trace: Any = None
     """The ``opentelemetry.trace`` module, imported by ``instrument``."""

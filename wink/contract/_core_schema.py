@@ -47,6 +47,8 @@ _STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Where:
+    """Where in the author's types a core schema node sits, to name it in errors."""
+
     owner: str
     field: str
     class_names: Mapping[str, str]

@@ -12,6 +12,7 @@ only keeps out what ``format: ipv6`` never allows, and ``ipaddress`` checks the 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = [
     "DECIMAL_PATTERN",
@@ -71,12 +72,23 @@ def scheme_pattern(schemes: list[str]) -> str:
 class TextFormat:
     """One format: its pattern, and what to tell a model that missed it."""
 
-    __slots__ = ("example", "name", "pattern")
+    __slots__ = ("example", "name", "pattern", "source")
+
+    pattern: re.Pattern[str]
+    """``source`` compiled, on first use: most contracts have no such field, and
+    compiling every pattern would slow down importing wink."""
 
     def __init__(self, name: str, pattern: str, example: str) -> None:
         self.name = name
-        self.pattern = re.compile(pattern)
+        self.source = pattern
         self.example = example
+
+    def __getattr__(self, attribute: str) -> Any:
+        # Called only while the ``pattern`` slot is empty; later reads are plain slot reads.
+        if attribute != "pattern":
+            raise AttributeError(f"'TextFormat' object has no attribute {attribute!r}")
+        self.pattern = re.compile(self.source)
+        return self.pattern
 
 
 TEXT_FORMATS = {

@@ -294,6 +294,8 @@ def _tag_reason(root: JsonSchema, where: _Location, detail: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Location:
+    """Where a validation error points: its JSON path and the schema found there."""
+
     path: list[int | str]
     """The JSON path: keys and indexes only."""
     options: list[str]

@@ -37,6 +37,8 @@ OutputT = TypeVar("OutputT", default=None)
 
 @dataclass(frozen=True, slots=True)
 class _Node:
+    """One section of a template, in the depth-first order of its tree."""
+
     section: Section[Any]
     path: tuple[str, ...]
     depth: int
