@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
+
+import pytest
 
 import wink
 
@@ -30,6 +33,114 @@ def test_the_tools_layer_loads_neither_jsonschema_nor_the_cli_nor_the_providers(
         ("jsonschema", "wink.cli", "wink.providers", "opentelemetry", "wink.contrib", "asteval"),
     )
     assert loaded == []
+
+
+COMMON_IMPORT = "from wink import Tool, Session, ToolExecutor, PromptTemplate"
+
+LOADED_ONLY_WHEN_USED = (
+    # jsonschema and what it imports: schema checks use the Rust validator.
+    "jsonschema",
+    "referencing",
+    "rpds",
+    "attrs",
+    # Loaded by pydantic's plugin loader when a validator is first built.
+    "importlib.metadata",
+    "pydantic.root_model",
+    "pydantic.fields",
+    # Async execution, logging, escaped raw values, GitWorkspace, HostFilesystem.
+    "asyncio",
+    "logging",
+    "base64",
+    "subprocess",
+    "shutil",
+    "tempfile",
+    "secrets",
+    # Filesystems, GitWorkspace and the built-in policies.
+    "wink.resources.filesystem",
+    "wink.resources.git_workspace",
+    "wink.policy.read_before_write",
+    "wink.policy.sequential",
+    "wink.policy.state",
+)
+
+
+def test_the_common_import_loads_none_of_what_only_some_calls_need() -> None:
+    loaded = set(_modules_after(COMMON_IMPORT, ("",)))
+    assert "wink.runtime.executor" in loaded  # the statement did run
+    assert sorted(loaded & set(LOADED_ONLY_WHEN_USED)) == []
+
+
+FIRST_CALL = """
+from dataclasses import dataclass
+
+from wink import MarkdownSection, Prompt, ToolCall, ToolContext, ToolResult, tool
+
+
+@dataclass
+class Echo:
+    text: str
+
+    def render(self) -> str:
+        return self.text
+
+
+@tool
+def echo(params: Echo, *, context: ToolContext) -> ToolResult[Echo]:
+    \"\"\"Say the text back.\"\"\"
+    return ToolResult.ok(params, message="Said.")
+
+
+section = MarkdownSection(title="Echo", template="Echo what you are asked to.", tools=[echo])
+prompt = Prompt(PromptTemplate(ns="demo", key="echo", sections=[section]))
+executor = ToolExecutor(prompt=prompt, session=Session())
+result = executor.execute(ToolCall(name="echo", arguments='{"text": "hi"}'))
+assert (result.success, result.value) == (True, Echo("hi")), result
+"""
+
+
+def test_a_first_tool_call_loads_neither_the_filesystems_nor_asyncio_nor_logging() -> None:
+    loaded = set(_modules_after(COMMON_IMPORT + "\n" + FIRST_CALL, ("",)))
+    deferred = {"asyncio", "logging", "wink.resources.filesystem", "wink.policy.sequential"}
+    assert sorted(loaded & deferred) == []
+
+
+def test_a_resource_or_policy_name_loads_its_module_on_first_access() -> None:
+    loaded = _modules_after(
+        "from wink.resources import InMemoryFilesystem\n"
+        "from wink.policy import SequentialDependencyPolicy\n"
+        "import wink.resources.filesystem as filesystems, wink.policy.sequential as sequential\n"
+        "assert InMemoryFilesystem is filesystems.InMemoryFilesystem\n"
+        "assert SequentialDependencyPolicy is sequential.SequentialDependencyPolicy",
+        ("wink.resources.", "wink.policy."),
+    )
+    assert loaded == [
+        "wink.policy.decision",
+        "wink.policy.sequential",
+        "wink.policy.state",
+        "wink.resources._filesystem_protocol",
+        "wink.resources.filesystem",
+    ]
+
+
+@pytest.mark.parametrize("package", ["wink.resources", "wink.policy"])
+def test_every_name_a_lazy_package_exports_resolves_to_its_home_modules_object(
+    package: str,
+) -> None:
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        value = getattr(module, name)
+        home = importlib.import_module(module._HOMES[name])
+        assert value is getattr(home, name), name
+    assert set(module.__all__) == set(module._HOMES)
+    assert set(module.__all__) <= set(dir(module))
+
+
+@pytest.mark.parametrize("package", ["wink.resources", "wink.policy"])
+def test_an_unknown_name_of_a_lazy_package_is_an_attribute_error_naming_it(package: str) -> None:
+    module = importlib.import_module(package)
+    with pytest.raises(AttributeError) as raised:
+        module.NoSuchThing  # noqa: B018  # the access is what is tested
+    assert str(raised.value) == f"module {package!r} has no attribute 'NoSuchThing'"
 
 
 def test_compiling_a_contract_checks_its_schema_without_the_python_validator() -> None:
