@@ -55,6 +55,9 @@ LOADED_ONLY_WHEN_USED = (
     "shutil",
     "tempfile",
     "secrets",
+    # Writing and reading snapshots as JSON.
+    "wink.runtime._roundtrip",
+    "wink.runtime._json_path",
     # Filesystems, GitWorkspace and the built-in policies.
     "wink.resources.filesystem",
     "wink.resources.git_workspace",

@@ -13,8 +13,6 @@ from pydantic_core import from_json, to_json
 
 from wink.contract import Contract, ContractViolation, compile_contract
 from wink.errors import PromptValidationError, WinkError
-from wink.runtime._json_path import path_at
-from wink.runtime._roundtrip import describe, difference, unsavable
 from wink.runtime._vector import SliceValues
 
 __all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotError", "read_document"]
@@ -185,6 +183,9 @@ def _check_read_back(
     (the slower walk that names the cause); a clean slice costs one read and one
     comparison.
     """
+    # Only writing a snapshot needs these: they load with the first ``to_json``.
+    from wink.runtime._roundtrip import describe, difference
+
     try:
         loaded = _items_contract(slice_type).parse(to_json(items))
     except ContractViolation as error:
@@ -209,6 +210,8 @@ def _check_read_back(
 
 def _refuse_unsavable(key: str, values: SliceValues[Any]) -> None:
     """Raise ``SnapshotError`` naming the first value JSON cannot hold, if any."""
+    from wink.runtime._roundtrip import describe, unsavable
+
     for position, value in enumerate(values):
         found = unsavable(value, [position])
         if found is not None:
@@ -240,6 +243,8 @@ def read_document(text: str | bytes | bytearray) -> dict[str, Any]:
 def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
     """The document's top level, checked; its JSON read by pydantic's reader, whose limits
     (200 levels, integers of 4300 digits) are the snapshot's."""
+    from wink.runtime._json_path import path_at  # only reading a snapshot needs it
+
     if isinstance(text, bytes | bytearray):
         try:
             bytes(text).decode("utf-8")
@@ -297,6 +302,8 @@ _JSON_REASONS = {
 
 def _json_error(message: str, text: str | bytes | bytearray) -> str:
     """pydantic's JSON error, in words, at the path where it occurred."""
+    from wink.runtime._json_path import path_at  # only reading a snapshot needs it
+
     found = _JSON_ERROR.match(message)
     if found is None:
         return message
