@@ -177,3 +177,42 @@ def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
         assert str(error) == "module 'wink' has no attribute 'NoSuchThing'"
     else:
         raise AssertionError("wink.NoSuchThing resolved")
+
+
+def test_a_text_format_pattern_is_compiled_only_once_a_value_of_that_format_is_checked() -> None:
+    code = (
+        "from dataclasses import dataclass\n"
+        "from datetime import date\n"
+        "from wink import compile_contract\n"
+        "from wink.contract._formats import TEXT_FORMATS, TextFormat\n"
+        "def compiled():\n"
+        "    names = []\n"
+        "    for name, text_format in TEXT_FORMATS.items():\n"
+        "        try:\n"
+        "            TextFormat.pattern.__get__(text_format, TextFormat)  # the slot only\n"
+        "        except AttributeError:\n"
+        "            continue\n"
+        "        names.append(name)\n"
+        "    return names\n"
+        "@dataclass\nclass When:\n    day: date\n"
+        "contract = compile_contract(When)\n"
+        "print(compiled())\n"
+        'print(contract.parse(\'{"day": "2024-05-01"}\'))\n'
+        "print(compiled())\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert output.splitlines() == [
+        "[]",
+        "When(day=datetime.date(2024, 5, 1))",
+        "['date']",
+    ]
+
+
+def test_an_unknown_attribute_of_a_text_format_is_an_attribute_error_naming_it() -> None:
+    from wink.contract._formats import TextFormat
+
+    with pytest.raises(AttributeError) as raised:
+        TextFormat("a date", r"^x$", "x").nope  # noqa: B018  # the access is what is tested
+    assert str(raised.value) == "'TextFormat' object has no attribute 'nope'"
