@@ -40,10 +40,13 @@ COMMON_IMPORT = "from wink import Tool, Session, ToolExecutor, PromptTemplate"
 LOADED_ONLY_WHEN_USED = (
     # jsonschema and what it imports: schema checks use the Rust validator.
     "jsonschema",
+    "jsonschema_specifications",
     "referencing",
     "rpds",
+    "attr",
     "attrs",
-    # Loaded by pydantic's plugin loader when a validator is first built.
+    # pydantic's plugin loader reads importlib.metadata when the first validator is built
+    # (importing RootModel builds one); pydantic.fields loads with the first model or Field.
     "importlib.metadata",
     "pydantic.root_model",
     "pydantic.fields",
