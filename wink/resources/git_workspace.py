@@ -101,6 +101,7 @@ class GitWorkspace:
         ``git_dir`` must lie outside ``root``; by default a temporary directory is
         created, and deleted by ``close()``.
         """
+        # shutil, tempfile and subprocess load with the first workspace, not with wink.
         import shutil
         import tempfile
 

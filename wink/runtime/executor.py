@@ -71,6 +71,8 @@ from wink.runtime.snapshot import Snapshot
 from wink.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    # Imported at run time only where a call awaits: a program that only calls
+    # ``execute`` on plain handlers never loads asyncio.
     import asyncio
 
     from wink.adapters.protocol import ProviderAdapter
