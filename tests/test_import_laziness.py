@@ -219,3 +219,22 @@ def test_an_unknown_attribute_of_a_text_format_is_an_attribute_error_naming_it()
     with pytest.raises(AttributeError) as raised:
         TextFormat("a date", r"^x$", "x").nope  # noqa: B018  # the access is what is tested
     assert str(raised.value) == "'TextFormat' object has no attribute 'nope'"
+
+
+def test_the_filesystem_protocol_and_errors_keep_their_public_module_name() -> None:
+    import pickle
+
+    import wink.resources.filesystem as filesystems
+    from wink.resources import FileNotFoundInFilesystemError, Filesystem, FilesystemError
+
+    assert (filesystems.Filesystem, filesystems.FilesystemError) == (Filesystem, FilesystemError)
+    assert [kind.__module__ for kind in (Filesystem, FilesystemError)] == [
+        "wink.resources.filesystem",
+        "wink.resources.filesystem",
+    ]
+    assert repr(FileNotFoundInFilesystemError) == (
+        "<class 'wink.resources.filesystem.FileNotFoundInFilesystemError'>"
+    )
+    error = FileNotFoundInFilesystemError("notes.md: no such file")
+    copied = pickle.loads(pickle.dumps(error))
+    assert (type(copied), str(copied)) == (FileNotFoundInFilesystemError, "notes.md: no such file")

@@ -64,3 +64,10 @@ class Filesystem(Protocol):
     def list(self, path: str = ".") -> builtins.list[str]:
         """Sorted names directly under the directory ``path``; directories end with ``/``."""
         ...
+
+
+# Named by their public module, where they lived before: tracebacks, reprs and pickles
+# show ``wink.resources.filesystem.FilesystemError``, not this private module.
+FilesystemError.__module__ = "wink.resources.filesystem"
+FileNotFoundInFilesystemError.__module__ = "wink.resources.filesystem"
+Filesystem.__module__ = "wink.resources.filesystem"
