@@ -58,6 +58,8 @@ LOADED_ONLY_WHEN_USED = (
     "shutil",
     "tempfile",
     "secrets",
+    # string.Template: loaded with the first MarkdownSection.
+    "string",
     # Writing and reading snapshots as JSON.
     "wink.runtime._roundtrip",
     "wink.runtime._json_path",

@@ -6,7 +6,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields as dataclass_fields
 from dataclasses import is_dataclass
-from string import Template
 from typing import Any, ClassVar, Generic, TypeVar
 
 from wink.errors import PromptRenderError, PromptValidationError
@@ -151,6 +150,9 @@ class MarkdownSection(Section[ParamsT]):
             accepts_overrides=accepts_overrides,
             default_resources=default_resources,
         )
+        # Imported with the first section, not with wink (compiling its pattern takes time).
+        from string import Template
+
         self.template = Template(template)
         if not self.template.is_valid():
             raise PromptValidationError(
