@@ -50,6 +50,7 @@ LOADED_ONLY_WHEN_USED = (
     "importlib.metadata",
     "pydantic.root_model",
     "pydantic.fields",
+    "pydantic.functional_serializers",
     # Async execution, logging, escaped raw values, GitWorkspace, HostFilesystem.
     "asyncio",
     "logging",

@@ -25,13 +25,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, cast
 
-from pydantic import PlainSerializer, PlainValidator
+from pydantic import PlainValidator
 from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema as cs
 from typing_extensions import TypedDict
 
-__all__ = ["PLAIN_DEPTH", "Escaped", "RawArguments", "RawText", "decode", "encode"]
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
+
+__all__ = [
+    "PLAIN_DEPTH",
+    "Escaped",
+    "RawArguments",
+    "RawText",
+    "WrittenByEncode",
+    "decode",
+    "encode",
+]
 
 PLAIN_DEPTH = 64
 """Mappings nested deeper than this are written escaped, so the snapshot's own
@@ -220,16 +232,47 @@ def _json_kind(value: object) -> str:
     return names.get(type(value), "an array" if isinstance(value, list) else "an object")
 
 
+class WrittenByEncode:
+    """``Annotated`` metadata: the value is written as ``encode`` returns it, a
+    ``return_type``.
+
+    It does what ``PlainSerializer(encode, return_type=...)`` does; pydantic's module
+    of serializers is not loaded with wink for it.
+    """
+
+    __slots__ = ("return_type",)
+
+    def __init__(self, return_type: Any) -> None:
+        self.return_type = return_type
+
+    def __repr__(self) -> str:
+        return f"WrittenByEncode({self.return_type!r})"
+
+    def __get_pydantic_core_schema__(
+        self, source_type: Any, handler: GetCoreSchemaHandler
+    ) -> cs.CoreSchema:
+        schema = handler(source_type)
+        # Set on the schema the handler made, as PlainSerializer does (a TypedDict union
+        # to mypy, which allows no key assignment on it).
+        cast(dict[str, Any], schema)["serialization"] = cs.plain_serializer_function_ser_schema(
+            encode,
+            info_arg=False,
+            return_schema=handler.generate_schema(self.return_type),
+            when_used="always",
+        )
+        return schema
+
+
 RawArguments = Annotated[
     str | bytes | Mapping[str, Any] | None,
     PlainValidator(_validated, json_schema_input_type=Written),
-    PlainSerializer(encode, return_type=Written),
+    WrittenByEncode(Written),
 ]
 """Call arguments as received, written losslessly (see the module)."""
 
 RawText = Annotated[
     str,
     PlainValidator(_validated_text, json_schema_input_type=str | Escaped),
-    PlainSerializer(encode, return_type=str | Escaped),
+    WrittenByEncode(str | Escaped),
 ]
 """Text as received (a tool name, a call id), lone surrogates kept."""

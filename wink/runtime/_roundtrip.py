@@ -26,6 +26,7 @@ from pydantic_core import TzInfo, to_jsonable_python
 
 from wink.contract.messages import short_repr
 from wink.runtime._json_path import shown_path
+from wink.runtime._raw import WrittenByEncode
 from wink.runtime._vector import SliceValues
 
 __all__ = ["MAX_DEPTH", "describe", "difference", "unsavable"]
@@ -119,7 +120,8 @@ def _find_self_serialized_fields(cls: type[Any]) -> frozenset[str]:
     else:
         return frozenset(names)
     for name, metadata in hints.items():
-        if any(isinstance(item, PlainSerializer | WrapSerializer) for item in metadata):
+        serializers = PlainSerializer | WrapSerializer | WrittenByEncode
+        if any(isinstance(item, serializers) for item in metadata):
             names.add(name)
     return frozenset(names)
 
