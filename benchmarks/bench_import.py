@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-RUNS = 15
+RUNS = 25
 
 PAIRS = (
     # (label, statement, floor label, floor statement, target ratio or None)
