@@ -22,9 +22,9 @@ def _modules_after(statement: str, prefixes: tuple[str, ...]) -> list[str]:
     return output.split()
 
 
-def test_import_wink_loads_only_the_package_and_its_errors() -> None:
+def test_import_wink_loads_only_the_package_its_errors_and_its_name_loader() -> None:
     loaded = _modules_after("import wink", ("wink", "jsonschema", "pydantic", "opentelemetry"))
-    assert loaded == ["wink", "wink.errors"]
+    assert loaded == ["wink", "wink._lazy_exports", "wink.errors"]
 
 
 def test_the_tools_layer_loads_neither_jsonschema_nor_the_cli_nor_the_providers() -> None:

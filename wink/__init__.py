@@ -7,6 +7,7 @@ or the providers), so ``import wink`` stays cheap for programs that use a part o
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from wink._lazy_exports import exported
 from wink.errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -212,12 +213,7 @@ _HOMES: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     if name == "telemetry":
         return import_module("wink.telemetry")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'wink' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later accesses skip this function
-    return value
+    return exported(__name__, globals(), _HOMES, name)
 
 
 def __dir__() -> list[str]:

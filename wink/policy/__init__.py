@@ -4,8 +4,9 @@ Each name is imported on first use, so that the executor, which needs only
 ``PolicyDecision`` and ``ToolPolicy``, does not load the built-in policies.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from wink._lazy_exports import exported
 
 if TYPE_CHECKING:
     from wink.policy.decision import PolicyDecision, ToolPolicy
@@ -36,12 +37,7 @@ _HOMES: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'wink.policy' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later accesses skip this function
-    return value
+    return exported(__name__, globals(), _HOMES, name)
 
 
 def __dir__() -> list[str]:

@@ -4,8 +4,9 @@ Each name is imported on first use, so that a program that binds no filesystem
 does not load the filesystems (nor ``GitWorkspace``, nor what they import).
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from wink._lazy_exports import exported
 
 if TYPE_CHECKING:
     from wink.resources.filesystem import (
@@ -75,12 +76,7 @@ _HOMES: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'wink.resources' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later accesses skip this function
-    return value
+    return exported(__name__, globals(), _HOMES, name)
 
 
 def __dir__() -> list[str]:
