@@ -11,11 +11,26 @@ from typing import Any
 
 from wink.contract.walk import JsonSchema
 
-__all__ = ["describe_moved", "widen_tuple"]
+__all__ = ["describe_moved", "readable_json", "widen_tuple"]
 
 
 # ``json.dumps`` with options would build a new encoder per node described.
 _READABLE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
+
+def readable_json(value: Any) -> str:
+    """``value`` as JSON text for a description: non-ASCII kept, ``", "`` between items."""
+    # The encoder builds a new C encoder for anything but a string; the usual
+    # defaults (numbers, booleans) are spelled here exactly as it would.
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    if not value and isinstance(value, list | dict):
+        return "[]" if isinstance(value, list) else "{}"
+    return _READABLE_JSON.encode(value)
 
 
 def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
@@ -26,7 +41,7 @@ def describe_moved(node: JsonSchema, moved: dict[str, Any]) -> JsonSchema:
     """
     if not moved:
         return node
-    text = "JSON Schema: " + _READABLE_JSON.encode(moved)
+    text = "JSON Schema: " + readable_json(moved)
     description = node.get("description")
     node["description"] = f"{description}\n\n{text}" if description else text
     return node

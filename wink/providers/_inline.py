@@ -3,6 +3,8 @@ for recursion), and check that a tool's arguments are a JSON object."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, JsonSchema
 from wink.providers._errors import ProviderSchemaError, RecursiveSchemaError
 from wink.providers._fields import field_path
@@ -42,13 +44,22 @@ def inline_root_ref(schema: JsonSchema) -> JsonSchema:
     return _merged(definition, schema)
 
 
-def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
+def inline_all_refs(
+    schema: JsonSchema,
+    subject: str,
+    hint: str,
+    visit: Callable[[JsonSchema], JsonSchema] | None = None,
+) -> JsonSchema:
     """A copy of ``schema`` with every ``$ref`` replaced by its target and no ``$defs``.
 
     Sibling keywords of a ``$ref`` win over the target's, except ``required``: both
     lists hold, so they are joined. A recursive reference
     cannot be inlined: ``ProviderSchemaError`` names the field where it loops, and
     ends with ``hint``.
+
+    ``visit``, if given, rewrites each node of the copy, children first, as
+    ``wink.contract.walk.map_schema`` would on the inlined schema, in the same walk:
+    it gets a fresh node (its to change) and returns the node to put in its place.
     """
 
     def inline(node: JsonSchema, pointer: str, active: tuple[str, ...]) -> JsonSchema:
@@ -79,7 +90,7 @@ def inline_all_refs(schema: JsonSchema, subject: str, hint: str) -> JsonSchema:
                 }
             else:
                 inlined[key] = value
-        return inlined
+        return inlined if visit is None else visit(inlined)
 
     return inline(schema, "#", ())
 

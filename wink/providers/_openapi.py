@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wink.contract.walk import JsonSchema, map_nodes
+from wink.contract.walk import JsonSchema
 from wink.providers._describe import describe_moved, widen_tuple
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import inline_all_refs
@@ -70,8 +70,23 @@ _NULL = {"type": "NULL"}
 def openapi_schema(schema: JsonSchema, subject: str) -> JsonSchema:
     """The OpenAPI-subset form of ``schema`` (whose root, once inlined, is an object)."""
     hint = "use form='json_schema', which keeps $ref"
-    inlined = inline_all_refs(schema, subject, hint)
-    return map_nodes(inlined, lambda node, pointer: _convert(node))
+    problems: list[ProviderSchemaError] = []
+
+    def convert(node: JsonSchema) -> JsonSchema:
+        # Converted as it is inlined, in one walk; a schema that cannot be converted is
+        # refused once inlining is done, so that a recursive type is named first.
+        if problems:
+            return node
+        try:
+            return _convert(node)
+        except ProviderSchemaError as problem:
+            problems.append(problem)
+            return node
+
+    converted = inline_all_refs(schema, subject, hint, convert)
+    if problems:
+        raise problems[0]
+    return converted
 
 
 def _convert(node: JsonSchema) -> JsonSchema:

@@ -29,14 +29,13 @@ of several schemas, and (where the dialect says so) recursive types.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from wink.contract.frozen import FrozenDict, freeze
+from wink.contract.frozen import FrozenDict, FrozenList, freeze
 from wink.contract.walk import (
     ONE_SCHEMA,
     SCHEMA_LIST,
@@ -44,7 +43,7 @@ from wink.contract.walk import (
     JsonSchema,
     iter_schema_nodes,
 )
-from wink.providers._describe import describe_moved, widen_tuple
+from wink.providers._describe import describe_moved, readable_json, widen_tuple
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._fields import field_path
 from wink.providers._inline import object_root
@@ -89,6 +88,8 @@ _ANNOTATIONS = frozenset(
         "$id",
     }
 )
+# Keywords whose value holds schemas.
+_SUBSCHEMA_KEYS = ONE_SCHEMA | SCHEMA_LIST | SCHEMA_MAP
 # A node with none of these keywords accepts any JSON value.
 _TYPED = frozenset({"type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"})
 
@@ -137,30 +138,76 @@ def make_strict(
     """
     root = object_root(schema, tool_name, rules.dialect)
     subject = f"tool {tool_name!r}"
-    no_default = cache(lambda: _rooted(without_default(), schema))
+    found: list[frozenset[str]] = []
+
+    def no_default() -> frozenset[str]:
+        # Asked for only when an optional property shows no default, and then once.
+        if not found:
+            found.append(_rooted(without_default(), schema))
+        return found[0]
+
     # One walk: each node is checked before its children (so the first problem in
     # document order is the one raised) and rewritten after them.
     default_losses: list[str] = []
     rewrite_losses: list[str] = []
 
+    leaf_keys = _leaf_keys(rules) | {"default"}
+    formats = rules.formats
+    keep_patterns = "pattern" in rules.kept
+    keep_defaults = rules.keep_defaults
+    require_every_property = rules.require_every_property
+
     def strict(node: JsonSchema, pointer: str) -> JsonSchema:
+        if node.keys() <= leaf_keys:
+            # Most nodes are leaves the rewrite keeps as they are (but for a default it
+            # drops): settled without the general rewrite.
+            kind = node.get("type")
+            if (
+                (type(kind) is str and kind != "object" and kind != "array")
+                or (kind is None and ("enum" in node or "const" in node))
+            ) and (
+                ("format" not in node or node["format"] in formats)
+                and (
+                    "pattern" not in node
+                    or (keep_patterns and pattern_problem(node["pattern"]) is None)
+                )
+            ):
+                if keep_defaults or "default" not in node:
+                    return node if type(node) is FrozenDict else freeze(node)
+                leaf = dict(node)
+                _describe_default(leaf, leaf.pop("default"), rules)
+                frozen_leaf: JsonSchema = freeze(leaf)
+                return frozen_leaf
+        elif len(node) == 1 and "$ref" in node:
+            return node if type(node) is FrozenDict else freeze(node)
         _check_expressible(node, pointer, rules, subject)
-        if rules.require_every_property:
+        if require_every_property and "properties" in node:
             default_losses.extend(_default_losses(node, pointer, rules, subject, no_default))
         copy: JsonSchema = {}
         for key, value in node.items():
-            if key in ONE_SCHEMA and isinstance(value, dict):
+            if key not in _SUBSCHEMA_KEYS:
+                copy[key] = value
+            elif key in ONE_SCHEMA and isinstance(value, dict):
                 copy[key] = strict(value, f"{pointer}/{key}")
             elif key in SCHEMA_LIST and isinstance(value, list):
-                copy[key] = [
-                    strict(item, f"{pointer}/{key}/{index}") if isinstance(item, dict) else item
-                    for index, item in enumerate(value)
-                ]
+                # Read-only as built (no step of the rewrite changes a list in place).
+                copy[key] = FrozenList(
+                    [
+                        strict(item, f"{pointer}/{key}/{index}")
+                        if isinstance(item, dict)
+                        else freeze(item)
+                        for index, item in enumerate(value)
+                    ]
+                )
             elif key in SCHEMA_MAP and isinstance(value, dict):
-                copy[key] = {
-                    name: strict(sub, f"{pointer}/{key}/{name}") if isinstance(sub, dict) else sub
-                    for name, sub in value.items()
-                }
+                copy[key] = FrozenDict(
+                    {
+                        name: strict(sub, f"{pointer}/{key}/{name}")
+                        if isinstance(sub, dict)
+                        else freeze(sub)
+                        for name, sub in value.items()
+                    }
+                )
             else:
                 copy[key] = value
         rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
@@ -183,13 +230,26 @@ def accepts_null(node: JsonSchema) -> bool:
         return True
     if "const" in node and node["const"] is None:
         return True
-    if isinstance(node.get("enum"), list) and None in node["enum"]:
+    enum = node.get("enum")
+    if isinstance(enum, list) and None in enum:
         return True
-    return any(
-        isinstance(branch, dict) and accepts_null(branch)
-        for key in ("anyOf", "oneOf")
-        for branch in node.get(key, ())
-    )
+    for key in ("anyOf", "oneOf"):
+        for branch in node.get(key, ()):
+            if isinstance(branch, dict) and accepts_null(branch):
+                return True
+    return False
+
+
+# Keywords a leaf may carry whatever the dialect: a node with only these (and a scalar
+# type) comes out of the rewrite as it went in, unless its format or pattern moves.
+_LEAF = frozenset({"type", "enum", "const", "description", "title", "format", "pattern"})
+
+
+@cache
+def _leaf_keys(rules: StrictRules) -> frozenset[str]:
+    """The keywords of a leaf that ``rules`` keep in place (``format`` and ``pattern``
+    only for some values, checked per node; ``default`` only if ``rules`` keep defaults)."""
+    return _LEAF | (rules.kept - _SUBSCHEMA_KEYS - {"minItems", "default"})
 
 
 def _check_expressible(node: JsonSchema, pointer: str, rules: StrictRules, subject: str) -> None:
@@ -203,18 +263,19 @@ def _check_expressible(node: JsonSchema, pointer: str, rules: StrictRules, subje
 
 def _inexpressible(node: JsonSchema) -> str | None:
     kind = node.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if not _TYPED & node.keys():
+    if _TYPED.isdisjoint(node):
         return "accepts any JSON value (Any)"
-    if "object" in kinds or "properties" in node:
+    if kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in node:
         extra = node.get("additionalProperties")
         if extra is True or isinstance(extra, dict) or "patternProperties" in node:
             return "is a free-form mapping (dict[str, X]) whose keys are not declared"
         if "properties" not in node and extra is not False:
             return "is a free-form object whose keys are not declared"
-    if "array" in kinds and "prefixItems" not in node:
+    if (kind == "array" or (isinstance(kind, list) and "array" in kind)) and (
+        "prefixItems" not in node
+    ):
         items = node.get("items")
-        if not isinstance(items, dict) or not _TYPED & items.keys():
+        if not isinstance(items, dict) or _TYPED.isdisjoint(items):
             return "is a list of anything (bare list); give the items a type"
     if isinstance(node.get("allOf"), list) and len(node["allOf"]) > 1:
         return "combines several schemas with allOf"
@@ -251,12 +312,14 @@ def _default_losses(
     for name, prop in node["properties"].items():
         if name in required or not isinstance(prop, dict):
             continue
+        if "default" in prop:
+            if prop["default"] is not None and accepts_null(prop):
+                losses.append(_null_is_none(f"{pointer}/properties/{name}"))
+            continue
         here = f"{pointer}/properties/{name}"
-        if "default" in prop or here not in no_default():
-            if accepts_null(prop) and prop.get("default", ...) is not None:
-                losses.append(
-                    f"{field_path(here)}: null means None, not the field's default, once required"
-                )
+        if here not in no_default():
+            if accepts_null(prop):
+                losses.append(_null_is_none(here))
             continue
         where = field_path(here)
         if not (accepts_null(prop) or _one_value(prop)):
@@ -267,6 +330,10 @@ def _default_losses(
             )
         losses.append(f"{where}: has no default, so once required it is never left out")
     return losses
+
+
+def _null_is_none(pointer: str) -> str:
+    return f"{field_path(pointer)}: null means None, not the field's default, once required"
 
 
 def _one_value(prop: JsonSchema) -> bool:
@@ -330,10 +397,6 @@ def _rewrite_node(
     return node
 
 
-# ``json.dumps`` with options would build a new encoder per default described.
-_READABLE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
-
-
 def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> None:
     """Say a dropped ``default`` in the description, so the model knows what leaving it means.
 
@@ -343,7 +406,7 @@ def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> Non
     """
     if default is None or _one_value(node):
         return
-    text = f"Default: {_READABLE_JSON.encode(default)}."
+    text = f"Default: {readable_json(default)}."
     if rules.require_every_property and not accepts_null(node):
         text += " null means the default."
     description = node.get("description")
@@ -351,7 +414,9 @@ def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> Non
 
 
 def _close_object(node: JsonSchema, rules: StrictRules) -> None:
-    properties: dict[str, Any] = node.setdefault("properties", {})
+    # A copy: the properties may come read-only from an ``allOf`` member.
+    properties: dict[str, Any] = dict(node.get("properties", ()))
+    node["properties"] = properties  # in place, or added before additionalProperties
     node["additionalProperties"] = False
     required = set(node.get("required", ()))
     for name, prop in properties.items():
@@ -362,19 +427,40 @@ def _close_object(node: JsonSchema, rules: StrictRules) -> None:
         elif rules.require_every_property:
             properties[name] = _nullable(prop)
             required.add(name)
+    node["properties"] = FrozenDict(properties)
     if required or rules.require_every_property:
-        node["required"] = [name for name in properties if name in required]
+        node["required"] = FrozenList([name for name in properties if name in required])
+
+
+# The branch every nullable property gains; shared, since it is read-only.
+_NULL_BRANCH = FrozenDict({"type": "null"})
 
 
 def _nullable(prop: JsonSchema) -> JsonSchema:
-    """``prop`` accepting ``null`` too; the description stays on the outside."""
-    prop = {key: value for key, value in prop.items() if key != "default"}
+    """``prop`` accepting ``null`` too; the description stays on the outside.
+
+    Read-only, sharing ``prop``'s parts (a ``FrozenDict``'s values are read-only too).
+    """
+    if type(prop) is not FrozenDict:
+        prop = freeze(prop)
+    if "default" in prop:
+        prop = FrozenDict({key: value for key, value in prop.items() if key != "default"})
     if accepts_null(prop):
         return prop
     if "anyOf" in prop:
-        return {**prop, "anyOf": [*prop["anyOf"], {"type": "null"}]}
-    outer: JsonSchema = {key: prop.pop(key) for key in ("description", "title") if key in prop}
-    return {"anyOf": [prop, {"type": "null"}], **outer}
+        return FrozenDict({**prop, "anyOf": FrozenList([*prop["anyOf"], _NULL_BRANCH])})
+    if "description" not in prop and "title" not in prop:
+        return FrozenDict({"anyOf": FrozenList([prop, _NULL_BRANCH])})
+    inner = FrozenDict({key: value for key, value in prop.items() if key not in _OUTER})
+    nullable: JsonSchema = {"anyOf": FrozenList([inner, _NULL_BRANCH])}
+    for key in _OUTER:
+        if key in prop:
+            nullable[key] = prop[key]
+    return FrozenDict(nullable)
+
+
+# What stays on the outside of a property made nullable, in this order.
+_OUTER = ("description", "title")
 
 
 def _unsupported(
@@ -382,6 +468,8 @@ def _unsupported(
 ) -> dict[str, Any]:
     """Pop the keywords ``rules`` cannot enforce; record the assertions among them."""
     moved: dict[str, Any] = {}
+    if node.keys() <= _STRUCTURE:
+        return moved
     for key in list(node):
         value = node[key]
         if key in _STRUCTURE or (key == "default" and rules.keep_defaults):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, cast, overload
 
-from wink.contract.frozen import freeze
+from wink.contract.frozen import FrozenDict, freeze
 from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP, JsonSchema
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
@@ -104,6 +104,7 @@ _MAX_LARGE_ENUM_LENGTH = 15_000
 _DIALECT = "OpenAI"
 _tool_cache = SpecCache()
 _list_cache = SpecCache(max_entries=256)
+_strict_cache = SpecCache()
 
 
 @overload
@@ -320,14 +321,25 @@ def _parameters(tool: Tool[Any, Any], strict: StrictMode) -> tuple[JsonSchema, b
 
 
 def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
-    made = make_strict(
-        tool.params_schema,
-        STRICT_RULES,
-        tool.name,
-        lambda: fields_without_default(tool.params_type),
-    )
-    _check_limits(made.schema, tool.name)
-    return made
+    """The strict rewrite of ``tool``'s params schema, once per schema.
+
+    A params schema is read-only, so its rewrite holds for every tool carrying it
+    (both APIs, ``strict_issues``, copies with other descriptions). Only successes
+    are kept: a refusal names the tool.
+    """
+    schema = tool.params_schema
+
+    def build() -> tuple[JsonSchema, StrictSchema]:
+        made = make_strict(
+            schema, STRICT_RULES, tool.name, lambda: fields_without_default(tool.params_type)
+        )
+        _check_limits(made.schema, tool.name)
+        # The entry holds the schema, so its id names no other schema while it is kept.
+        return schema, made
+
+    if type(schema) is not FrozenDict:
+        return build()[1]  # not known to be read-only: nothing to share
+    return _strict_cache.get(id(schema), build)[1]
 
 
 def _check_limits(schema: JsonSchema, tool_name: str) -> None:
@@ -353,6 +365,10 @@ def _over_limit(tool_name: str, what: str, limit: int) -> None:
     )
 
 
+# A node with none of these keywords counts for nothing and holds nothing that counts.
+_COUNTED = ONE_SCHEMA | SCHEMA_LIST | SCHEMA_MAP | {"enum", "const"}
+
+
 class _Tally:
     """What OpenAI strict mode limits, counted in one walk of every schema node."""
 
@@ -365,15 +381,18 @@ class _Tally:
 
     def walk(self, node: JsonSchema) -> int:
         """Count ``node`` and every node below it (parents first); return its levels of
-        nested objects, references not followed (a recursive type counts once)."""
+        nested objects, references not followed (a recursive type counts once).
+
+        Children that count for nothing (most leaves) are skipped without a call.
+        """
         properties = node.get("properties")
         if isinstance(properties, dict):
             self.properties += len(properties)
-            self.characters += sum(len(name) for name in properties)
+            self.characters += sum(map(len, properties))
         enum = node.get("enum")
         if isinstance(enum, list):
             self.enum_values += len(enum)
-            length = sum(len(value) for value in enum if isinstance(value, str))
+            length = sum([len(value) for value in enum if isinstance(value, str)])
             self.characters += length
             if len(enum) > _LARGE_ENUM and length > _MAX_LARGE_ENUM_LENGTH:
                 _over_limit(
@@ -387,22 +406,27 @@ class _Tally:
         below = 0
         for key, value in node.items():
             if key in ONE_SCHEMA:
-                if isinstance(value, dict):
-                    below = max(below, self.walk(value))
+                if isinstance(value, dict) and not _COUNTED.isdisjoint(value):
+                    depth = self.walk(value)
+                    if depth > below:
+                        below = depth
             elif key in SCHEMA_LIST:
                 if isinstance(value, list):
                     for item in value:
-                        if isinstance(item, dict):
-                            below = max(below, self.walk(item))
+                        if isinstance(item, dict) and not _COUNTED.isdisjoint(item):
+                            depth = self.walk(item)
+                            if depth > below:
+                                below = depth
             elif key in SCHEMA_MAP and isinstance(value, dict):
                 for sub in value.values():
-                    if isinstance(sub, dict):
+                    if isinstance(sub, dict) and not _COUNTED.isdisjoint(sub):
                         depth = self.walk(sub)
                         if key == "properties":
-                            below = max(below, depth)
+                            if depth > below:
+                                below = depth
                         elif key == "$defs":
                             self.depths[id(sub)] = depth
-        return below + (1 if "properties" in node else 0)
+        return below + 1 if "properties" in node else below
 
 
 def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
