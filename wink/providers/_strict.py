@@ -29,6 +29,7 @@ of several schemas, and (where the dialect says so) recursive types.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from wink.providers._fields import field_path
 from wink.providers._inline import object_root
 
 __all__ = [
+    "Figures",
     "StrictRules",
     "StrictSchema",
     "accepts_null",
@@ -88,6 +90,8 @@ _ANNOTATIONS = frozenset(
         "$id",
     }
 )
+# Keywords that can let ``null`` in beside ``type``.
+_CHOICES = frozenset({"const", "enum", "anyOf", "oneOf"})
 # Keywords whose value holds schemas.
 _SUBSCHEMA_KEYS = ONE_SCHEMA | SCHEMA_LIST | SCHEMA_MAP
 # A node with none of these keywords accepts any JSON value.
@@ -114,6 +118,47 @@ class StrictRules:
     """The only ``minItems`` values allowed, or ``None`` for any value."""
 
 
+@dataclass(slots=True)
+class Figures:
+    """What strict dialects limit, counted over the schema the rewrite read.
+
+    The rewrite adds no property, enum value, name or level of nesting the input
+    lacks (it drops, merges, moves into descriptions and wraps), so each figure is
+    at least the strict schema's own: where these figures are within a dialect's
+    limits, the strict schema is too, and need not be counted again.
+    """
+
+    properties: int = 0
+    """Properties of every object."""
+    enum_values: int = 0
+    """Values of every ``enum``."""
+    characters: int = 0
+    """Characters of property names, ``$defs`` names, and string enum and const values."""
+    depth: int = 0
+    """Most objects on one path from the root (``$defs`` included), an object without
+    properties too (the rewrite gives it an empty ``properties``)."""
+    longest_enum: int = 0
+    """Values of the longest ``enum``."""
+    widest_enum: int = 0
+    """Characters of the string values of the ``enum`` whose values have the most."""
+
+    def count_choices(self, node: JsonSchema) -> None:
+        """Count the ``enum`` and ``const`` of ``node``."""
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            values = len(enum)
+            characters = sum([len(value) for value in enum if isinstance(value, str)])
+            self.enum_values += values
+            self.characters += characters
+            if values > self.longest_enum:
+                self.longest_enum = values
+            if characters > self.widest_enum:
+                self.widest_enum = characters
+        const = node.get("const")
+        if isinstance(const, str):
+            self.characters += len(const)
+
+
 @dataclass(frozen=True, slots=True)
 class StrictSchema:
     """A strict schema, and the assertions the rewrite could not keep."""
@@ -122,6 +167,8 @@ class StrictSchema:
     """Read-only (``wink.contract.frozen``): it shares the input's unchanged parts."""
     losses: tuple[str, ...]
     """One line per lost assertion, e.g. ``url: minLength moved into the description``."""
+    figures: Figures
+    """Counted over the input as it was read: bounds of the strict schema's figures."""
 
 
 def make_strict(
@@ -151,13 +198,18 @@ def make_strict(
     default_losses: list[str] = []
     rewrite_losses: list[str] = []
 
-    leaf_keys = _leaf_keys(rules) | {"default"}
+    leaf_keys = _leaf_keys(rules)
     formats = rules.formats
     keep_patterns = "pattern" in rules.kept
     keep_defaults = rules.keep_defaults
     require_every_property = rules.require_every_property
 
-    def strict(node: JsonSchema, pointer: str) -> JsonSchema:
+    figures = Figures(characters=sum(map(len, root.get("$defs", ()))))
+
+    def strict(node: JsonSchema, pointer: str, level: int) -> JsonSchema:
+        """``node`` rewritten; ``level`` objects enclose it."""
+        if "enum" in node or "const" in node:
+            figures.count_choices(node)
         if node.keys() <= leaf_keys:
             # Most nodes are leaves the rewrite keeps as they are (but for a default it
             # drops): settled without the general rewrite.
@@ -176,56 +228,75 @@ def make_strict(
                     return node if type(node) is FrozenDict else freeze(node)
                 leaf = dict(node)
                 _describe_default(leaf, leaf.pop("default"), rules)
-                frozen_leaf: JsonSchema = freeze(leaf)
-                return frozen_leaf
+                # A read-only node's values are read-only: only the dict needs freezing.
+                return FrozenDict(leaf) if type(node) is FrozenDict else freeze(leaf)
         elif len(node) == 1 and "$ref" in node:
             return node if type(node) is FrozenDict else freeze(node)
         _check_expressible(node, pointer, rules, subject)
-        if require_every_property and "properties" in node:
-            default_losses.extend(_default_losses(node, pointer, rules, subject, no_default))
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            figures.properties += len(properties)
+            figures.characters += sum(map(len, properties))
+            if require_every_property:
+                default_losses.extend(_default_losses(node, pointer, rules, subject, no_default))
+        if "properties" in node or node.get("type") == "object":
+            level += 1
+            if level > figures.depth:
+                figures.depth = level
         copy: JsonSchema = {}
         for key, value in node.items():
             if key not in _SUBSCHEMA_KEYS:
                 copy[key] = value
             elif key in ONE_SCHEMA and isinstance(value, dict):
-                copy[key] = strict(value, f"{pointer}/{key}")
+                copy[key] = strict(value, f"{pointer}/{key}", level)
             elif key in SCHEMA_LIST and isinstance(value, list):
-                # Read-only as built (no step of the rewrite changes a list in place).
-                copy[key] = FrozenList(
-                    [
-                        strict(item, f"{pointer}/{key}/{index}")
-                        if isinstance(item, dict)
-                        else freeze(item)
-                        for index, item in enumerate(value)
-                    ]
-                )
+                items = [
+                    strict(item, f"{pointer}/{key}/{index}", level)
+                    if isinstance(item, dict)
+                    else freeze(item)
+                    for index, item in enumerate(value)
+                ]
+                # Read-only as built (no step of the rewrite changes a list in place); the
+                # input's own list where the rewrite kept every item.
+                kept = type(value) is FrozenList and all(map(operator.is_, items, value))
+                copy[key] = value if kept else FrozenList(items)
             elif key in SCHEMA_MAP and isinstance(value, dict):
-                copy[key] = FrozenDict(
-                    {
-                        name: strict(sub, f"{pointer}/{key}/{name}")
-                        if isinstance(sub, dict)
-                        else freeze(sub)
-                        for name, sub in value.items()
-                    }
-                )
+                named = {
+                    name: strict(sub, f"{pointer}/{key}/{name}", level)
+                    if isinstance(sub, dict)
+                    else freeze(sub)
+                    for name, sub in value.items()
+                }
+                if key == "properties":
+                    copy[key] = named  # still to close: ``_close_object`` freezes it
+                else:
+                    kept = type(value) is FrozenDict and all(
+                        map(operator.is_, named.values(), value.values())
+                    )
+                    copy[key] = value if kept else FrozenDict(named)
             else:
                 copy[key] = value
         rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
-        if type(node) is FrozenDict and rewritten == node:
-            return node  # unchanged (most leaves): the input's read-only node is shared
-        # Frozen node by node: the parts kept from the input are frozen already and shared.
-        frozen: JsonSchema = freeze(rewritten)
-        return frozen
+        if type(node) is not FrozenDict:
+            frozen: JsonSchema = freeze(rewritten)
+            return frozen
+        if rewritten == node:
+            return node  # unchanged: the input's read-only node is shared
+        # The parts kept from a read-only input are read-only, and the rewrite builds
+        # its own parts read-only: only this node's dict needs freezing.
+        return FrozenDict(rewritten)
 
-    made = strict(root, "#")
+    made = strict(root, "#", 0)
     if not rules.allow_recursion:
         _check_not_recursive(root, rules, subject)
-    return StrictSchema(made, (*default_losses, *rewrite_losses))
+    return StrictSchema(made, (*default_losses, *rewrite_losses), figures)
 
 
 def accepts_null(node: JsonSchema) -> bool:
     """Whether ``null`` is valid for ``node`` without following references."""
     kind = node.get("type")
+    if type(kind) is str and kind != "null" and _CHOICES.isdisjoint(node):
+        return False  # the usual field: one type, no choices
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
     if "const" in node and node["const"] is None:
@@ -241,15 +312,16 @@ def accepts_null(node: JsonSchema) -> bool:
 
 
 # Keywords a leaf may carry whatever the dialect: a node with only these (and a scalar
-# type) comes out of the rewrite as it went in, unless its format or pattern moves.
-_LEAF = frozenset({"type", "enum", "const", "description", "title", "format", "pattern"})
+# type) comes out of the rewrite as it went in, unless its format or pattern moves,
+# or its default goes (into the description).
+_LEAF = frozenset({"type", "enum", "const", "description", "title", "format", "pattern", "default"})
 
 
 @cache
 def _leaf_keys(rules: StrictRules) -> frozenset[str]:
-    """The keywords of a leaf that ``rules`` keep in place (``format`` and ``pattern``
-    only for some values, checked per node; ``default`` only if ``rules`` keep defaults)."""
-    return _LEAF | (rules.kept - _SUBSCHEMA_KEYS - {"minItems", "default"})
+    """The keywords of a leaf that ``rules`` keep in place, or drop (``default``)
+    without a loss; ``format`` and ``pattern`` only for some values, checked per node."""
+    return _LEAF | (rules.kept - _SUBSCHEMA_KEYS - {"minItems"})
 
 
 def _check_expressible(node: JsonSchema, pointer: str, rules: StrictRules, subject: str) -> None:
@@ -393,7 +465,7 @@ def _rewrite_node(
     node = describe_moved(node, moved)
     if "$ref" in node and len(node) > 1:
         ref = node.pop("$ref")
-        node["anyOf"] = [{"$ref": ref}]
+        node["anyOf"] = FrozenList([FrozenDict({"$ref": ref})])
     return node
 
 
@@ -414,11 +486,14 @@ def _describe_default(node: JsonSchema, default: Any, rules: StrictRules) -> Non
 
 
 def _close_object(node: JsonSchema, rules: StrictRules) -> None:
-    # A copy: the properties may come read-only from an ``allOf`` member.
-    properties: dict[str, Any] = dict(node.get("properties", ()))
+    properties: dict[str, Any] = node.get("properties", {})
+    if type(properties) is not dict:
+        # Not the walk's own (still open) copy: read-only, from an ``allOf`` member.
+        properties = dict(properties)
     node["properties"] = properties  # in place, or added before additionalProperties
     node["additionalProperties"] = False
-    required = set(node.get("required", ()))
+    listed = node.get("required", ())
+    required = set(listed)
     for name, prop in properties.items():
         if name in required:
             continue
@@ -429,7 +504,10 @@ def _close_object(node: JsonSchema, rules: StrictRules) -> None:
             required.add(name)
     node["properties"] = FrozenDict(properties)
     if required or rules.require_every_property:
-        node["required"] = FrozenList([name for name in properties if name in required])
+        names = [name for name in properties if name in required]
+        node["required"] = (
+            listed if type(listed) is FrozenList and listed == names else FrozenList(names)
+        )
 
 
 # The branch every nullable property gains; shared, since it is read-only.
@@ -486,6 +564,7 @@ def _unsupported(
         moved[key] = node.pop(key)
         if key == "prefixItems":
             widen_tuple(node, value)
+            node["items"] = freeze(node["items"])
         if unportable is not None and key in rules.kept:
             losses.append(
                 f"{field_path(pointer)}: pattern uses {unportable}, which {rules.dialect} "

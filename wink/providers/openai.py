@@ -44,7 +44,7 @@ from wink.providers._payload import (
     unrecognised,
 )
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
-from wink.providers._strict import StrictRules, StrictSchema, make_strict
+from wink.providers._strict import Figures, StrictRules, StrictSchema, make_strict
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
@@ -333,13 +333,29 @@ def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
         made = make_strict(
             schema, STRICT_RULES, tool.name, lambda: fields_without_default(tool.params_type)
         )
-        _check_limits(made.schema, tool.name)
+        if not _within_limits(made.figures):
+            _check_limits(made.schema, tool.name)
         # The entry holds the schema, so its id names no other schema while it is kept.
         return schema, made
 
     if type(schema) is not FrozenDict:
         return build()[1]  # not known to be read-only: nothing to share
     return _strict_cache.get(id(schema), build)[1]
+
+
+def _within_limits(figures: Figures) -> bool:
+    """Whether a strict schema whose input counted ``figures`` is surely within the limits.
+
+    The figures bound the strict schema's own (see ``Figures``); otherwise the strict
+    schema is counted exactly, and a limit it passes says how far.
+    """
+    return (
+        figures.properties <= _MAX_PROPERTIES
+        and figures.depth <= _MAX_DEPTH
+        and figures.enum_values <= _MAX_ENUM_VALUES
+        and figures.characters <= _MAX_STRING_LENGTH
+        and (figures.longest_enum <= _LARGE_ENUM or figures.widest_enum <= _MAX_LARGE_ENUM_LENGTH)
+    )
 
 
 def _check_limits(schema: JsonSchema, tool_name: str) -> None:
