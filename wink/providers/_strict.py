@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 from wink.contract.frozen import FrozenDict, FrozenList, freeze
 from wink.contract.walk import (
@@ -89,6 +89,10 @@ _ANNOTATIONS = frozenset(
         "$schema",
         "$id",
     }
+)
+# The keywords of an object whose rewrite is only closing it.
+_PLAIN_OBJECT = frozenset(
+    {"type", "properties", "required", "additionalProperties", "description", "title", "$defs"}
 )
 # Keywords that can let ``null`` in beside ``type``.
 _CHOICES = frozenset({"const", "enum", "anyOf", "oneOf"})
@@ -232,7 +236,9 @@ def make_strict(
                 return FrozenDict(leaf) if type(node) is FrozenDict else freeze(leaf)
         elif len(node) == 1 and "$ref" in node:
             return node if type(node) is FrozenDict else freeze(node)
-        _check_expressible(node, pointer, rules, subject)
+        problem = _inexpressible(node)
+        if problem is not None:
+            _refuse(problem, pointer, rules, subject)
         properties = node.get("properties")
         if isinstance(properties, dict):
             figures.properties += len(properties)
@@ -324,13 +330,11 @@ def _leaf_keys(rules: StrictRules) -> frozenset[str]:
     return _LEAF | (rules.kept - _SUBSCHEMA_KEYS - {"minItems"})
 
 
-def _check_expressible(node: JsonSchema, pointer: str, rules: StrictRules, subject: str) -> None:
-    problem = _inexpressible(node)
-    if problem is not None:
-        raise ProviderSchemaError(
-            f"{subject}: field {field_path(pointer)} {problem}; {rules.dialect} cannot express "
-            "it (declare a model with named fields, or emit this tool with strict off)"
-        )
+def _refuse(problem: str, pointer: str, rules: StrictRules, subject: str) -> NoReturn:
+    raise ProviderSchemaError(
+        f"{subject}: field {field_path(pointer)} {problem}; {rules.dialect} cannot express "
+        "it (declare a model with named fields, or emit this tool with strict off)"
+    )
 
 
 def _inexpressible(node: JsonSchema) -> str | None:
@@ -447,6 +451,9 @@ def _ref_name(ref: str) -> str:
 def _rewrite_node(
     node: JsonSchema, pointer: str, rules: StrictRules, losses: list[str]
 ) -> JsonSchema:
+    if node.keys() <= _PLAIN_OBJECT and ("properties" in node or node.get("type") == "object"):
+        _close_object(node, rules)  # the usual object: closing it is the whole rewrite
+        return node
     node.pop("discriminator", None)
     if "oneOf" in node:
         node["anyOf"] = node.pop("oneOf")

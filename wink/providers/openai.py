@@ -286,22 +286,16 @@ def _check_strict_option(strict: object) -> None:
 def _tool_spec(tool: Tool[Any, Any], api: Api, strict: StrictMode) -> dict[str, Any]:
     def build() -> dict[str, Any]:
         parameters, is_strict = _parameters(tool, strict)
+        # Built read-only: every value is a string, a bool or read-only parameters.
         function = {
             "name": tool.name,
             "description": tool.description,
-            "parameters": parameters,
+            "parameters": freeze(parameters),
             "strict": is_strict,
         }
-        spec = (
-            {"type": "function", "function": function}
-            if api == "chat"
-            else {
-                "type": "function",
-                **function,
-            }
-        )
-        frozen: dict[str, Any] = freeze(spec)
-        return frozen
+        if api == "chat":
+            return FrozenDict({"type": "function", "function": FrozenDict(function)})
+        return FrozenDict({"type": "function", **function})
 
     return _tool_cache.get((tool, api, strict), build)
 
