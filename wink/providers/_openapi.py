@@ -64,6 +64,9 @@ _FORMATS = {
     "NUMBER": frozenset({"float", "double"}),
 }
 _DROPPED = frozenset({"title", "discriminator", "$schema", "$id", "$comment"})
+# Keywords ``_convert`` keeps as they are, or drops (``title``, ``additionalProperties``
+# unless it holds a schema).
+_PLAIN = (_SUPPORTED - {"format", "enum", "anyOf", "example"}) | {"title", "additionalProperties"}
 _NULL = {"type": "NULL"}
 
 
@@ -90,6 +93,23 @@ def openapi_schema(schema: JsonSchema, subject: str) -> JsonSchema:
 
 
 def _convert(node: JsonSchema) -> JsonSchema:
+    kind = node.get("type")
+    if (
+        type(kind) is str
+        and node.keys() <= _PLAIN
+        and not isinstance(node.get("additionalProperties"), dict)
+    ):
+        # The usual node (one type, no choices, nothing to move): the steps below that
+        # apply to it, and only those.
+        node.pop("title", None)
+        if "default" in node and node["default"] is None:
+            del node["default"]
+        node["type"] = kind = kind.upper()
+        node.pop("additionalProperties", None)
+        if kind == "OBJECT" and not node.get("properties"):
+            node.pop("properties", None)
+            node.pop("required", None)
+        return node
     moved: dict[str, Any] = {}
     for key in _DROPPED & node.keys():
         node.pop(key)

@@ -267,8 +267,9 @@ def make_strict(
                 kept = type(value) is FrozenList and all(map(operator.is_, items, value))
                 copy[key] = value if kept else FrozenList(items)
             elif key in SCHEMA_MAP and isinstance(value, dict):
+                prefix = f"{pointer}/{key}/"
                 named = {
-                    name: strict(sub, f"{pointer}/{key}/{name}", level)
+                    name: strict(sub, prefix + name, level)
                     if isinstance(sub, dict)
                     else freeze(sub)
                     for name, sub in value.items()
@@ -536,11 +537,12 @@ def _nullable(prop: JsonSchema) -> JsonSchema:
         return FrozenDict({**prop, "anyOf": FrozenList([*prop["anyOf"], _NULL_BRANCH])})
     if "description" not in prop and "title" not in prop:
         return FrozenDict({"anyOf": FrozenList([prop, _NULL_BRANCH])})
-    inner = FrozenDict({key: value for key, value in prop.items() if key not in _OUTER})
-    nullable: JsonSchema = {"anyOf": FrozenList([inner, _NULL_BRANCH])}
+    inner = dict(prop)
+    nullable: JsonSchema = {"anyOf": None}  # first, as the outer keys follow it
     for key in _OUTER:
-        if key in prop:
-            nullable[key] = prop[key]
+        if key in inner:
+            nullable[key] = inner.pop(key)
+    nullable["anyOf"] = FrozenList([FrozenDict(inner), _NULL_BRANCH])
     return FrozenDict(nullable)
 
 
