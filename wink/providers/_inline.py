@@ -59,7 +59,7 @@ def inline_all_refs(
 
     ``visit``, if given, rewrites each node of the copy, children first, as
     ``wink.contract.walk.map_schema`` would on the inlined schema, in the same walk:
-    it gets a fresh node (its to change) and returns the node to put in its place.
+    it gets a fresh node, which it may change, and returns the node to put in its place.
     """
 
     def inline(node: JsonSchema, pointer: str, active: tuple[str, ...]) -> JsonSchema:

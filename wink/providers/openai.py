@@ -340,8 +340,8 @@ def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
 def _within_limits(figures: Figures) -> bool:
     """Whether a strict schema whose input counted ``figures`` is surely within the limits.
 
-    The figures bound the strict schema's own (see ``Figures``); otherwise the strict
-    schema is counted exactly, and a limit it passes says how far.
+    The figures bound the strict schema's own (see ``Figures``). Where they do not
+    settle it, the strict schema itself is counted, and a refusal states its figures.
     """
     return (
         figures.properties <= _MAX_PROPERTIES
