@@ -12,7 +12,7 @@ from provider_corpus import CORPUS, RECURSIVE, STRICT_IMPOSSIBLE
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
 from wink import Tool
-from wink.contract.frozen import FrozenDict, FrozenList
+from wink.contract.frozen import FrozenDict, FrozenList, freeze
 from wink.providers import ProviderSchemaError, anthropic, clear_caches, openai
 from wink.providers._describe import readable_json
 from wink.providers._strict import StrictRules, StrictSchema, make_strict
@@ -136,6 +136,49 @@ def test_every_part_of_a_strict_spec_is_read_only(name: str) -> None:
     for spec in specs:
         kinds = {type(container) for container in _containers(spec)}
         assert kinds <= {FrozenDict, FrozenList}, name
+
+
+HAND_WRITTEN = {
+    "tuple": {
+        "type": "object",
+        "properties": {
+            "pair": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "integer"}],
+                "default": ["a", 1],
+            }
+        },
+    },
+    "reference_with_siblings": {
+        "type": "object",
+        "properties": {"home": {"$ref": "#/$defs/Place", "description": "Where"}},
+        "required": ["home"],
+        "$defs": {"Place": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    },
+    "single_all_of": {
+        "type": "object",
+        "properties": {
+            "inner": {
+                "allOf": [{"type": "object", "properties": {"q": {"type": "integer"}}}],
+                "title": "Inner",
+            }
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_strict_rewrite_is_read_only_whether_or_not_its_input_was(
+    name: str, read_only: bool
+) -> None:
+    schema = HAND_WRITTEN[name]
+    made = make_strict(freeze(schema) if read_only else schema, openai.STRICT_RULES, name)
+    assert {type(container) for container in _containers(made.schema)} == {
+        FrozenDict,
+        FrozenList,
+    }
+    assert made.schema == make_strict(schema, openai.STRICT_RULES, name).schema
 
 
 @pytest.mark.parametrize("name", STRICT_NAMES)

@@ -2,8 +2,10 @@
 
 Specs are cached per (tool identity, dialect, options) and, one level up, per
 (tuple of tools, dialect, options), so emitting the specs of an unchanged prompt
-again is a couple of dictionary lookups. Cached specs are read-only
-(``wink.providers._frozen``): callers get shared values they cannot corrupt.
+again is a couple of dictionary lookups. A dialect may also keep work done per
+params schema (OpenAI's strict rewrite), which new tools over known params types
+share. Cached specs are read-only (``wink.contract.frozen``): callers get shared
+values they cannot corrupt.
 """
 
 from __future__ import annotations
@@ -98,6 +100,6 @@ class SpecCache:
 
 
 def clear_caches() -> None:
-    """Forget every cached spec of every dialect."""
+    """Forget every cached spec (and strict rewrite) of every dialect."""
     for cache in _all_caches:
         cache.clear()

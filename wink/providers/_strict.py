@@ -32,8 +32,8 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache, lru_cache
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NoReturn
 
 from wink.contract.frozen import FrozenDict, FrozenList, freeze
@@ -98,6 +98,10 @@ _PLAIN_OBJECT = frozenset(
 _CHOICES = frozenset({"const", "enum", "anyOf", "oneOf"})
 # Keywords whose value holds schemas.
 _SUBSCHEMA_KEYS = ONE_SCHEMA | SCHEMA_LIST | SCHEMA_MAP
+# Keywords a leaf may carry whatever the dialect: a node with only these (and a scalar
+# type) comes out of the rewrite as it went in, unless its format or pattern moves,
+# or its default goes (into the description).
+_LEAF = frozenset({"type", "enum", "const", "description", "title", "format", "pattern", "default"})
 # A node with none of these keywords accepts any JSON value.
 _TYPED = frozenset({"type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"})
 
@@ -120,6 +124,12 @@ class StrictRules:
     """Whether a type may refer to itself."""
     min_items: frozenset[int] | None = None
     """The only ``minItems`` values allowed, or ``None`` for any value."""
+    leaf_keys: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The keywords of a leaf the rewrite keeps in place, or drops (``default``) without
+    a loss; ``format`` and ``pattern`` only for some values, checked per node."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaf_keys", _LEAF | (self.kept - _SUBSCHEMA_KEYS - {"minItems"}))
 
 
 @dataclass(slots=True)
@@ -202,7 +212,7 @@ def make_strict(
     default_losses: list[str] = []
     rewrite_losses: list[str] = []
 
-    leaf_keys = _leaf_keys(rules)
+    leaf_keys = rules.leaf_keys
     formats = rules.formats
     keep_patterns = "pattern" in rules.kept
     keep_defaults = rules.keep_defaults
@@ -316,19 +326,6 @@ def accepts_null(node: JsonSchema) -> bool:
             if isinstance(branch, dict) and accepts_null(branch):
                 return True
     return False
-
-
-# Keywords a leaf may carry whatever the dialect: a node with only these (and a scalar
-# type) comes out of the rewrite as it went in, unless its format or pattern moves,
-# or its default goes (into the description).
-_LEAF = frozenset({"type", "enum", "const", "description", "title", "format", "pattern", "default"})
-
-
-@cache
-def _leaf_keys(rules: StrictRules) -> frozenset[str]:
-    """The keywords of a leaf that ``rules`` keep in place, or drop (``default``)
-    without a loss; ``format`` and ``pattern`` only for some values, checked per node."""
-    return _LEAF | (rules.kept - _SUBSCHEMA_KEYS - {"minItems"})
 
 
 def _refuse(problem: str, pointer: str, rules: StrictRules, subject: str) -> NoReturn:
