@@ -51,6 +51,8 @@ def option_for(
     option: OptionT | Mapping[str, OptionT], tool: Tool[Any, Any], default: OptionT
 ) -> OptionT:
     """One tool's value of an option given either for all tools or per tool name."""
+    if type(option) is str or type(option) is bool:
+        return option  # the usual case, settled without an abstract type check
     if isinstance(option, Mapping):
         value: OptionT = option.get(tool.name, default)
         return value

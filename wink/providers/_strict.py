@@ -218,7 +218,9 @@ def make_strict(
     keep_defaults = rules.keep_defaults
     require_every_property = rules.require_every_property
 
-    figures = Figures(characters=sum(map(len, root.get("$defs", ()))))
+    figures = Figures()
+    if "$defs" in root:
+        figures.characters = sum(map(len, root["$defs"]))
 
     def strict(node: JsonSchema, pointer: str, level: int) -> JsonSchema:
         """``node`` rewritten; ``level`` objects enclose it."""
