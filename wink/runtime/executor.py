@@ -407,14 +407,10 @@ class ToolExecutor:
             if not isinstance(prepared, _Prepared):
                 return prepared
             try:
-                try:
-                    returned = _invoke(prepared)
-                except BaseException as error:  # handled as the failure table says
-                    return self._on_error(prepared, error)
-                return self._returned(prepared, returned)
-            finally:
-                if self._scoped:
-                    _close(self._resources, prepared.scope, call.name)
+                returned = _invoke(prepared)
+            except BaseException as error:  # handled as the failure table says
+                return self._finished(prepared, error=error)
+            return self._finished(prepared, returned)
         finally:
             if token is not None:
                 tree.release_all()
@@ -439,14 +435,10 @@ class ToolExecutor:
             if not isinstance(prepared, _Prepared):
                 return prepared
             try:
-                try:
-                    returned = await _ainvoke(prepared)
-                except BaseException as error:  # cancellation included: rolled back
-                    return self._on_error(prepared, error)
-                return self._returned(prepared, returned)
-            finally:
-                if self._scoped:
-                    _close(self._resources, prepared.scope, call.name)
+                returned = await _ainvoke(prepared)
+            except BaseException as error:  # cancellation included: rolled back
+                return self._finished(prepared, error=error)
+            return self._finished(prepared, returned)
         finally:
             if token is not None:
                 tree.release_all()
@@ -581,6 +573,19 @@ class ToolExecutor:
         telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
         denial: ToolResult[Any] = ToolResult.error(refusal)
         return self._fail(prepared, denial, denied=True)
+
+    def _finished(
+        self, prepared: _Prepared, returned: object = None, *, error: BaseException | None = None
+    ) -> ToolResult[Any]:
+        """The handler returned ``returned`` or raised ``error``: commit, or roll back and
+        record why not; then close the call's resources."""
+        try:
+            if error is not None:
+                return self._on_error(prepared, error)
+            return self._returned(prepared, returned)
+        finally:
+            if self._scoped:
+                _close(self._resources, prepared.scope, prepared.call.name)
 
     def _returned(self, prepared: _Prepared, returned: object) -> ToolResult[Any]:
         """The handler returned ``returned``: commit it, or roll back and record why not."""
