@@ -23,6 +23,8 @@ _BITS = 5
 _WIDTH = 1 << _BITS
 _MASK = _WIDTH - 1
 
+_new = object.__new__
+
 # A trie node is a tuple of child nodes; a leaf is a tuple of up to 32 values.
 _Node = tuple[Any, ...]
 
@@ -55,9 +57,11 @@ class SliceValues(Sequence[T], Generic[T]):
         """A new sequence with ``value`` added at the end; this one is unchanged."""
         tail = self._tail
         if len(tail) < _WIDTH:  # ``_make`` inlined: this is on every tool call's path
-            made: SliceValues[T] = object.__new__(type(self))
-            made._count, made._shift, made._root = self._count + 1, self._shift, self._root
-            made._tail = (*tail, value)
+            made: SliceValues[T] = _new(type(self))
+            made._count = self._count + 1
+            made._shift = self._shift
+            made._root = self._root
+            made._tail = tail + (value,)  # noqa: RUF005  (concatenation is the cheaper)
             return made
         shift, root = _push_leaf(self._count, self._shift, self._root, tail)
         return self._make(self._count + 1, shift, root, (value,))

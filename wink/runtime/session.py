@@ -89,9 +89,15 @@ def _snapshot_of(
     state: _SliceMap, log: _SliceMap, kinds: _Kinds, origin: object
 ) -> _SessionSnapshot:
     """``_SessionSnapshot(state, log, kinds, origin)`` without the checks: the hot path's way."""
-    made: _SessionSnapshot = object.__new__(_SessionSnapshot)
-    made._state, made._log, made._kinds, made._origin = state, log, kinds, origin
+    made: _SessionSnapshot = _new(_SessionSnapshot)
+    made._state = state
+    made._log = log
+    made._kinds = kinds
+    made._origin = origin
     return made
+
+
+_new = object.__new__
 
 
 _EMPTY: _SliceMap = MappingProxyType({})
@@ -248,8 +254,8 @@ class Session:
         """
         current = self._current
         kinds = self._kinds
-        state = current.state
-        log = current.log
+        state = current._state  # the maps behind the properties, one call fewer each
+        log = current._log
         new_state: dict[type[Any], SliceValues[Any]] | None = None
         new_log: dict[type[Any], SliceValues[Any]] | None = None
         if kinds.get(event_type) is _LOG:
