@@ -15,7 +15,7 @@ from uuid import UUID
 
 import pytest
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from wink.contract import check_schema, compile_contract, iter_schema_nodes, schema_validator
@@ -478,3 +478,87 @@ def test_a_result_type_has_its_serialization_schema_checked_when_the_tool_is_bui
 
     tool = Tool[None, Found](name="find", description="Find.")
     assert tool.result_contract._output_schema is tool.result_schema
+
+
+SHOWN_DEFAULTS = [
+    0,
+    -7,
+    10**30,
+    True,
+    False,
+    None,
+    "",
+    "text",
+    1.5,
+    -0.0,
+    float("inf"),
+    [],
+    (),
+    set(),
+    frozenset(),
+    {},
+    [1, "a"],
+    (1, "a"),
+    {"a": [1]},
+    {3, 1, 2},
+    date(2024, 1, 2),
+    UUID(int=5),
+]
+
+
+@pytest.mark.parametrize("default", SHOWN_DEFAULTS, ids=repr)
+def test_a_default_is_shown_as_pydantic_itself_encodes_it(default: Any) -> None:
+    class WithDefault(BaseModel):
+        value: Any = default
+
+    shown = compile_contract(WithDefault).input_schema["properties"]["value"]["default"]
+    expected = TypeAdapter(WithDefault).json_schema()["properties"]["value"]["default"]
+    assert json.dumps(shown) == json.dumps(expected)
+
+
+def test_a_fields_json_schema_extra_is_never_read_as_a_type() -> None:
+    @dataclass
+    class Hinted:
+        kind: Annotated[str, Field(json_schema_extra={"examples": [{"type": "callable"}]})]
+
+    contract = compile_contract(Hinted)
+    assert contract.input_schema["properties"]["kind"] == {
+        "type": "string",
+        "examples": [{"type": "callable"}],
+    }
+    assert contract.parse('{"kind": "callable"}') == Hinted(kind="callable")
+
+
+def test_a_types_refs_are_looked_for_only_when_needed_and_then_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.contract import _core_schema
+
+    walks: list[object] = []
+    walk = _core_schema.core_references
+
+    def counted(schema: Any) -> tuple[dict[str, str], dict[str, Any]]:
+        walks.append(schema)
+        return walk(schema)
+
+    monkeypatch.setattr(_core_schema, "core_references", counted)
+
+    @dataclass
+    class Plain:
+        name: str
+        tags: list[str] = field(default_factory=list)
+
+    compile_contract(Plain)
+    assert walks == []
+    compile_contract(WithFrozenSet)  # a set's items are looked up among the refs
+    assert len(walks) == 1
+
+
+@dataclass(frozen=True)
+class FrozenTag:
+    name: str
+
+
+@dataclass
+class WithFrozenSet:
+    tags: set[FrozenTag]

@@ -16,6 +16,7 @@ from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
 
 from wink.contract._core_schema import (
     ARGUMENTS_TEXT,
+    CoreReferences,
     fail_fast_everywhere,
     forbid_extra_everywhere,
 )
@@ -297,9 +298,11 @@ def _compile(tp: Any) -> Contract[Any]:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         # An unresolved forward reference leaves a placeholder schema; raise it now.
         adapter.rebuild(raise_errors=True)
-        core = forbid_extra_everywhere(adapter.core_schema, type_name(tp))
+        # Both walks below share the refs of the type's schema, found once if at all.
+        references = CoreReferences(adapter.core_schema)
+        core = forbid_extra_everywhere(adapter.core_schema, type_name(tp), references)
         validator = SchemaValidator(core)
-        input_schema = generate_json_schema(adapter.core_schema, "validation")
+        input_schema = generate_json_schema(adapter.core_schema, "validation", references)
         # Conformance is checked here, once per type, not once per tool that uses it.
         check_schema(input_schema, f"{type_name(tp)} (parsing)")
     # Every tool with this type shares these schemas: read-only, so none can change another's.

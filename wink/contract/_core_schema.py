@@ -30,6 +30,7 @@ from wink.errors import PromptValidationError
 
 __all__ = [
     "ARGUMENTS_TEXT",
+    "CoreReferences",
     "core_references",
     "fail_fast_everywhere",
     "forbid_extra_everywhere",
@@ -45,32 +46,74 @@ _TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "
 _STRING_KEY_TYPES = frozenset({"str", "any", "literal", "enum", "definition-ref", "definitions"})
 
 
+class CoreReferences:
+    """The refs of a core schema (see ``core_references``), found on first use.
+
+    Only some types need them (references among union choices, sets, discriminators
+    that are functions): the others never walk the schema for them.
+    """
+
+    __slots__ = ("_found", "_schema")
+
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+        self._found: tuple[dict[str, str], dict[str, Any]] | None = None
+
+    def _walked(self) -> tuple[dict[str, str], dict[str, Any]]:
+        found = self._found
+        if found is None:
+            found = self._found = core_references(self._schema)
+        return found
+
+    @property
+    def class_names(self) -> Mapping[str, str]:
+        """Core schema ref to class name, to label union choices that are references."""
+        return self._walked()[0]
+
+    @property
+    def definitions(self) -> Mapping[str, Any]:
+        """Core schema ref to the schema it names."""
+        return self._walked()[1]
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Where:
     """Where in the author's types a core schema node sits, to name it in errors."""
 
     owner: str
     field: str
-    class_names: Mapping[str, str]
-    """Core schema ref to class name, to label union choices that are references."""
-    definitions: Mapping[str, Any]
-    """Core schema ref to the schema it names."""
+    references: CoreReferences
 
     def at(self, owner: str, field: str = "") -> _Where:
-        return _Where(owner, field, self.class_names, self.definitions)
+        return _Where(owner, field, self.references)
+
+    @property
+    def definitions(self) -> Mapping[str, Any]:
+        return self.references.definitions
 
     def describe(self) -> str:
         return f"{self.owner}.{self.field}" if self.field else self.owner
 
 
-def forbid_extra_everywhere(schema: cs.CoreSchema, root: str) -> cs.CoreSchema:
-    """Return a copy of ``schema`` whose objects reject unknown keys at every level."""
-    class_names, definitions = core_references(schema)
-    rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", class_names, definitions))
+def forbid_extra_everywhere(
+    schema: cs.CoreSchema, root: str, references: CoreReferences | None = None
+) -> cs.CoreSchema:
+    """Return a copy of ``schema`` whose objects reject unknown keys at every level.
+
+    ``references`` are ``schema``'s own, when the caller has them already.
+    """
+    if references is None:
+        references = CoreReferences(schema)
+    rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", references))
     return rewritten
 
 
 _CONTAINERS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
+
+_NESTED = (dict, list, tuple)
+"""What may hold a core schema; any other value is copied as it is."""
+_NOT_VALIDATED = frozenset({"metadata", "config", "cls"})
+"""Keys whose values are no core schemas (JSON Schema hints, a class's settings, the class)."""
 
 
 def fail_fast_everywhere(schema: Any) -> Any:
@@ -92,7 +135,8 @@ def fail_fast_everywhere(schema: Any) -> Any:
 def _rewrite(node: Any, where: _Where) -> Any:
     if isinstance(node, list | tuple):
         # Tuples hold labelled union choices: ``(schema, label)``.
-        return type(node)(_rewrite(item, where) for item in node)
+        items = [_rewrite(item, where) if isinstance(item, _NESTED) else item for item in node]
+        return items if type(node) is list else type(node)(items)
     if not isinstance(node, dict):
         return node
     kind = node.get("type")
@@ -101,7 +145,12 @@ def _rewrite(node: Any, where: _Where) -> Any:
     if kind == "dataclass":
         owner = where.at(node["cls"].__qualname__)
         _reject_unsupported_dataclass(node["cls"])
-        rewritten = {key: _rewrite(value, owner) for key, value in node.items()}
+        rewritten = {
+            key: _rewrite(value, owner)
+            if isinstance(value, _NESTED) and key not in _NOT_VALIDATED
+            else value
+            for key, value in node.items()
+        }
         # A dataclass schema with a generic origin never reuses the class's prebuilt
         # validator; pointing it at the class itself changes nothing else.
         rewritten["generic_origin"] = node["cls"]
@@ -123,8 +172,10 @@ def _rewrite(node: Any, where: _Where) -> Any:
             rewritten[key] = {name: _field(field, name, where) for name, field in value.items()}
         elif key == "fields" and kind == "dataclass-args":
             rewritten[key] = [_field(field, field["name"], where) for field in value]
-        else:
+        elif isinstance(value, _NESTED) and key not in _NOT_VALIDATED:
             rewritten[key] = _rewrite(value, where)
+        else:
+            rewritten[key] = value
     if kind in ("model-fields", "dataclass-args", "typed-dict"):
         rewritten["extra_behavior"] = "forbid"
     if kind == "union":
@@ -373,7 +424,7 @@ def _union_choices(originals: list[Any], choices: list[Any], where: _Where) -> l
         _labelled_choice(
             original,
             choice["schema"] if has_float and _is_int(original) else choice,
-            where.class_names,
+            where.references,
         )
         for original, choice in zip(originals, choices, strict=True)
     ]
@@ -383,7 +434,7 @@ def _is_int(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "int" and "ref" not in schema
 
 
-def _labelled_choice(original: Any, choice: Any, class_names: Mapping[str, str]) -> Any:
+def _labelled_choice(original: Any, choice: Any, references: CoreReferences) -> Any:
     """Label a union choice with its class name (or kind), as error locations show it.
 
     Rewritten choices would otherwise be named after wink's wrapper functions.
@@ -394,7 +445,8 @@ def _labelled_choice(original: Any, choice: Any, class_names: Mapping[str, str])
     if kind in ("model", "dataclass"):
         return (choice, original["cls"].__name__)
     if kind == "definition-ref":
-        return (choice, class_names.get(original["schema_ref"], original["schema_ref"]))
+        ref = original["schema_ref"]
+        return (choice, references.class_names.get(ref, ref))
     return (choice, str(kind))
 
 

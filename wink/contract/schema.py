@@ -11,14 +11,16 @@ for dataclasses.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
-from wink.contract._core_schema import core_references
+from wink.contract._core_schema import CoreReferences
 from wink.contract._discriminators import tag_property
 from wink.contract._docstrings import describe_from_docstrings
 from wink.contract._formats import (
@@ -42,18 +44,50 @@ __all__ = [
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})
+_EMPTY_CONTAINERS = frozenset({list, tuple, set, frozenset, dict})
+
+_method_names: dict[type[GenerateJsonSchema], tuple[tuple[Any, str], ...]] = {}
+"""Generator class to (core schema type, name of the method that generates its schema)."""
+
+
 class _WinkJsonSchema(GenerateJsonSchema):
     """pydantic's generator with wink's rules for fields and dataclasses."""
 
-    core_definitions: dict[str, Any] = {}  # noqa: RUF012  # replaced per instance, never changed
-    """Core schema refs to the schemas they name, to sample union branches."""
+    def __init__(self, references: CoreReferences) -> None:
+        super().__init__()
+        self.references = references
+        """The refs of the core schema being generated, to sample union branches."""
+
+    def build_schema_type_to_method(self) -> dict[Any, Callable[[Any], JsonSchema]]:
+        # pydantic looks every method up by its name for each generator it builds;
+        # the names are the same for every generator of a class.
+        names = _method_names.get(type(self))
+        if names is None:
+            methods = super().build_schema_type_to_method()
+            _method_names[type(self)] = tuple(
+                (kind, method.__name__) for kind, method in methods.items()
+            )
+            return methods
+        return {kind: getattr(self, name) for kind, name in names}
+
+    def encode_default(self, dft: Any) -> Any:
+        # pydantic builds a TypeAdapter to encode each default, which costs more than
+        # the rest of the field's schema; a JSON scalar or an empty container is its own
+        # encoding (a float only when finite: the config decides how others are written).
+        kind = type(dft)
+        if kind in _JSON_SCALARS or (kind is float and math.isfinite(dft)):
+            return dft
+        if kind in _EMPTY_CONTAINERS and not dft:
+            return {} if kind is dict else []
+        return super().encode_default(dft)
 
     def tagged_union_schema(self, schema: cs.TaggedUnionSchema) -> JsonSchema:
         json_schema = super().tagged_union_schema(schema)
         if callable(schema["discriminator"]) and "discriminator" not in json_schema:
             # Parsing needs the tag a callable reads: name its key, so that each branch
             # requires it (``_require_tags``) as for a discriminator given by name.
-            key = tag_property(schema, self.core_definitions)
+            key = tag_property(schema, self.references.definitions)
             if key is not None and "oneOf" in json_schema:
                 json_schema["discriminator"] = {"propertyName": key}
         return json_schema
@@ -143,8 +177,8 @@ def _zoned(json_schema: JsonSchema, schema: Any, naive_pattern: str) -> JsonSche
 class _MarkingJsonSchema(_WinkJsonSchema):
     """Marks each property that may be left out and has no default (``_NO_DEFAULT``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, references: CoreReferences) -> None:
+        super().__init__(references)
         self._totals: list[bool] = []
 
     def typed_dict_schema(self, schema: cs.TypedDictSchema) -> JsonSchema:
@@ -175,7 +209,8 @@ def fields_without_default(tp: Any) -> frozenset[str]:
     """
     if tp is None or tp is type(None):
         return frozenset()
-    marked = _MarkingJsonSchema().generate(TypeAdapter(tp).core_schema, mode="validation")
+    core = TypeAdapter(tp).core_schema
+    marked = _MarkingJsonSchema(CoreReferences(core)).generate(core, mode="validation")
     return frozenset(
         f"{pointer}/properties/{name}"
         for pointer, node in iter_schema_nodes(marked)
@@ -184,10 +219,14 @@ def fields_without_default(tp: Any) -> frozenset[str]:
     )
 
 
-def generate_json_schema(core: cs.CoreSchema, mode: JsonSchemaMode) -> JsonSchema:
-    """Generate the normalised JSON Schema of a core schema."""
-    generator = _WinkJsonSchema()
-    generator.core_definitions = core_references(core)[1]
+def generate_json_schema(
+    core: cs.CoreSchema, mode: JsonSchemaMode, references: CoreReferences | None = None
+) -> JsonSchema:
+    """Generate the normalised JSON Schema of a core schema.
+
+    ``references`` are ``core``'s own, when the caller has them already.
+    """
+    generator = _WinkJsonSchema(CoreReferences(core) if references is None else references)
     generated = generator.generate(core, mode=mode)
     return _require_tags(normalise_schema(generated))
 
