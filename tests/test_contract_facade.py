@@ -113,6 +113,26 @@ def test_conflicting_descriptions_are_a_facade_disagreement() -> None:
     )
 
 
+def test_conflicting_descriptions_are_found_in_annotations_written_as_objects() -> None:
+    # Built at run time, the field's annotation is the Annotated object, not its text.
+    conflicting = dataclasses.make_dataclass(
+        "Evaluated",
+        [
+            (
+                "name",
+                Annotated[str, Field(description="Display name")],
+                field(metadata={"description": "Login name"}),
+            )
+        ],
+    )
+    with pytest.raises(PromptValidationError) as raised:
+        compile_contract(conflicting)
+    assert str(raised.value) == (
+        "Evaluated.name: conflicting descriptions 'Login name' (field metadata) "
+        "and 'Display name' (Annotated Field)"
+    )
+
+
 @dataclass
 class AgreeingDescriptions:
     name: Annotated[str, Field(description="Login name")] = field(

@@ -40,7 +40,7 @@ def check_dataclass_facade(
     properties: dict[str, Any] = json_schema.get("properties", {})
     required = set(json_schema.get("required", []))
     declared = dataclasses.fields(cls)
-    hints = _type_hints(cls)
+    hints = _type_hints(cls, declared)
     declared_names = [field.name for field in declared]
 
     if set(declared_names) != set(compiled):
@@ -131,11 +131,15 @@ def _check_field(where: str, declared: _Declared, prop: dict[str, Any], required
         )
 
 
-def _type_hints(cls: type[Any]) -> dict[str, Any]:
+def _type_hints(cls: type[Any], declared: tuple[dataclasses.Field[Any], ...]) -> dict[str, Any]:
+    raw = {field.name: field.type for field in declared}
+    if not any(isinstance(hint, str) for hint in raw.values()):
+        # Nothing to resolve: an ``Annotated`` hint is one already, which is all that is read.
+        return raw
     try:
         return get_type_hints(cls, include_extras=True)
     except Exception:  # pydantic resolved them in its own namespace; read them raw
-        return {field.name: field.type for field in dataclasses.fields(cls)}
+        return raw
 
 
 def _annotated_description(hint: Any) -> str | None:

@@ -228,7 +228,16 @@ def generate_json_schema(
     """
     generator = _WinkJsonSchema(CoreReferences(core) if references is None else references)
     generated = generator.generate(core, mode=mode)
-    return _require_tags(normalise_schema(generated))
+    tagged = False
+
+    def normalise(node: JsonSchema) -> JsonSchema:
+        nonlocal tagged
+        tagged = tagged or "discriminator" in node
+        return _normalise_node(node)
+
+    normalised = map_schema(generated, normalise)
+    # Only a discriminated union has tags to require: most schemas have none to look for.
+    return _require_tags(normalised) if tagged else normalised
 
 
 def normalise_schema(schema: JsonSchema) -> JsonSchema:
