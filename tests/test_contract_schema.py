@@ -562,3 +562,26 @@ class FrozenTag:
 @dataclass
 class WithFrozenSet:
     tags: set[FrozenTag]
+
+
+def test_the_metaschema_check_runs_once_per_type_however_many_tools_use_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.contract import _contract
+
+    subjects: list[str] = []
+    check = _contract.check_schema
+
+    def counted(schema: Any, subject: str) -> None:
+        subjects.append(subject)
+        check(schema, subject)
+
+    monkeypatch.setattr(_contract, "check_schema", counted)
+
+    @dataclass
+    class Shared:
+        query: str
+
+    for name in ("first", "second", "third"):
+        Tool[Shared, None](name=name, description="Search.")
+    assert subjects == [f"{Shared.__qualname__} (parsing)"]
