@@ -47,8 +47,28 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _JSON_SCALARS = frozenset({str, int, bool, type(None)})
 _EMPTY_CONTAINERS = frozenset({list, tuple, set, frozenset, dict})
 
-_method_names: dict[type[GenerateJsonSchema], tuple[tuple[Any, str], ...]] = {}
-"""Generator class to (core schema type, name of the method that generates its schema)."""
+_method_names: dict[type[GenerateJsonSchema], dict[Any, str]] = {}
+"""Generator class to core schema type to the name of the method that generates its schema."""
+
+
+class _MethodTable(dict[Any, Callable[[Any], JsonSchema]]):
+    """Core schema type to a generator's method for it, each looked up on first use.
+
+    pydantic binds a method for each of the ~70 core schema types to every generator
+    it builds; a type's schema uses a few of them.
+    """
+
+    __slots__ = ("_generator", "_names")
+
+    def __init__(self, generator: GenerateJsonSchema, names: dict[Any, str]) -> None:
+        super().__init__()
+        self._generator = generator
+        self._names = names
+
+    def __missing__(self, kind: Any) -> Callable[[Any], JsonSchema]:
+        method: Callable[[Any], JsonSchema] = getattr(self._generator, self._names[kind])
+        self[kind] = method
+        return method
 
 
 class _WinkJsonSchema(GenerateJsonSchema):
@@ -60,16 +80,13 @@ class _WinkJsonSchema(GenerateJsonSchema):
         """The refs of the core schema being generated, to sample union branches."""
 
     def build_schema_type_to_method(self) -> dict[Any, Callable[[Any], JsonSchema]]:
-        # pydantic looks every method up by its name for each generator it builds;
-        # the names are the same for every generator of a class.
         names = _method_names.get(type(self))
         if names is None:
+            # pydantic's own table, once per class: it checks that every type has a method.
             methods = super().build_schema_type_to_method()
-            _method_names[type(self)] = tuple(
-                (kind, method.__name__) for kind, method in methods.items()
-            )
-            return methods
-        return {kind: getattr(self, name) for kind, name in names}
+            names = {kind: method.__name__ for kind, method in methods.items()}
+            _method_names[type(self)] = names
+        return _MethodTable(self, names)
 
     def encode_default(self, dft: Any) -> Any:
         # pydantic builds a TypeAdapter to encode each default, which costs more than
