@@ -23,8 +23,8 @@ from wink.prompt import MarkdownSection, Prompt, PromptTemplate
 from wink.tools import Tool
 
 TOOLS = 500
-COMPILES = 200
-ROUNDS = 3
+COMPILES = 100
+ROUNDS = 5
 TOOLS_PER_SECTION = 10
 
 
