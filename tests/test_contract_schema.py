@@ -10,13 +10,14 @@ import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 from uuid import UUID
 
 import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+from typing_extensions import TypedDict
 
 from wink.contract import check_schema, compile_contract, iter_schema_nodes, schema_validator
 from wink.contract._formats import NAIVE_DATETIME_PATTERN
@@ -585,3 +586,32 @@ def test_the_metaschema_check_runs_once_per_type_however_many_tools_use_it(
     for name in ("first", "second", "third"):
         Tool[Shared, None](name=name, description="Search.")
     assert subjects == [f"{Shared.__qualname__} (parsing)"]
+
+
+class Options(TypedDict):
+    name: str
+    note: NotRequired[str]
+
+
+@dataclass
+class WithOptions:
+    options: Options
+    first: Options | None = None
+
+
+def test_fields_without_default_are_found_in_the_compiled_schema_of_the_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.contract.schema import fields_without_default
+
+    compile_contract(WithOptions)
+    built: list[object] = []
+    build = TypeAdapter.__init__
+
+    def counted(self: TypeAdapter[Any], *args: Any, **kwargs: Any) -> None:
+        built.append(args[0])
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(TypeAdapter, "__init__", counted)
+    assert fields_without_default(WithOptions) == frozenset({"#/$defs/Options/properties/note"})
+    assert built == []  # the compiled schema is read again, not built again

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema as cs
 
@@ -226,7 +225,11 @@ def fields_without_default(tp: Any) -> frozenset[str]:
     """
     if tp is None or tp is type(None):
         return frozenset()
-    core = TypeAdapter(tp).core_schema
+    from wink.contract._contract import compile_contract  # which imports this module
+
+    adapter = compile_contract(tp)._adapter  # the type's schema as compiled, not built again
+    assert adapter is not None  # only the contract of None has no adapter
+    core = adapter.core_schema
     marked = _MarkingJsonSchema(CoreReferences(core)).generate(core, mode="validation")
     return frozenset(
         f"{pointer}/properties/{name}"
