@@ -615,3 +615,27 @@ def test_fields_without_default_are_found_in_the_compiled_schema_of_the_type(
     monkeypatch.setattr(TypeAdapter, "__init__", counted)
     assert fields_without_default(WithOptions) == frozenset({"#/$defs/Options/properties/note"})
     assert built == []  # the compiled schema is read again, not built again
+
+
+def test_concurrent_first_uses_of_a_fresh_type_see_one_contract_and_equal_schemas() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pydantic import computed_field
+
+    class Priced(BaseModel):
+        amount: int
+
+        @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form
+        @property
+        def doubled(self) -> int:
+            return self.amount * 2
+
+    def first_use(_: int) -> tuple[int, str]:
+        contract = compile_contract(Priced)
+        return id(contract), json.dumps(contract.output_schema)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        seen = set(pool.map(first_use, range(32)))
+    contract = compile_contract(Priced)
+    assert seen == {(id(contract), json.dumps(contract.output_schema))}
+    assert json.loads(next(iter(seen))[1])["required"] == ["amount", "doubled"]
