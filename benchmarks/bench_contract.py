@@ -23,8 +23,8 @@ from wink.prompt import MarkdownSection, Prompt, PromptTemplate
 from wink.tools import Tool
 
 TOOLS = 500
-COMPILES = 100
-ROUNDS = 5
+COMPILES = 50
+ROUNDS = 10
 TOOLS_PER_SECTION = 10
 
 
@@ -57,16 +57,16 @@ _fresh = itertools.count(100_000)
 
 
 def best_ms_per_type(
-    runs: dict[str, Callable[[list[type[Any]]], object]], size: int
+    runs: dict[str, Callable[[list[type[Any]]], object]], size: int, rounds: int
 ) -> dict[str, float]:
-    """Each of ``runs`` over ``size`` fresh types, ``ROUNDS`` times in turn: best ms per type.
+    """Each of ``runs`` over ``size`` fresh types, ``rounds`` times in turn: best ms per type.
 
     Taking turns, each on types no cache has seen and after a full collection, keeps
     a burst of load on the shared machine, or garbage left by the previous run, from
     landing on one side of a ratio only.
     """
     best = dict.fromkeys(runs, float("inf"))
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for name, run in runs.items():
             types = [fresh_params_type(next(_fresh)) for _ in range(size)]
             gc.collect()
@@ -88,6 +88,7 @@ def bench_compile() -> None:
             "tool": lambda types: [make_tool(i, tp) for i, tp in enumerate(types)],
         },
         COMPILES,
+        ROUNDS,
     )
     floor_ms, wink_ms, tool_ms = best["floor"], best["compile"], best["tool"]
     cached_type = fresh_params_type(-3)
@@ -134,14 +135,16 @@ def bench_tool_schemas() -> list[Tool[Any, Any]]:
     def build(types: list[type[Any]]) -> None:
         tools[:] = [make_tool(i, tp) for i, tp in enumerate(types)]
 
+    rounds = max(1, ROUNDS // 3)  # each round builds a thousand types
     best = best_ms_per_type(
         {"floor": lambda types: [TypeAdapter(tp).json_schema() for tp in types], "tools": build},
         TOOLS,
+        rounds,
     )
     cold_ms, floor_ms = best["tools"] * TOOLS, best["floor"] * TOOLS
     warm_all_us = per_call_us(lambda: [tool.params_schema for tool in tools], number=200)
     warm_one_us = per_call_us(lambda: tools[0].params_schema, number=20000)
-    print(f"{TOOLS} distinct tools, cold (compile + schema + checks), best of {ROUNDS}:")
+    print(f"{TOOLS} distinct tools, cold (compile + schema + checks), best of {rounds}:")
     print(f"  total:                           {cold_ms:9.1f} ms")
     print(f"  per tool:                        {cold_ms * 1000 / TOOLS:9.1f} us")
     print(f"  floor TypeAdapter + json_schema: {floor_ms:9.1f} ms")
