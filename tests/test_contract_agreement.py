@@ -39,6 +39,7 @@ from wink.contract import (
     compile_contract,
     schema_validator,
 )
+from wink.contract._core_schema import reads_arguments_text
 from wink.contract._formats import DURATION_PATTERN, NAIVE_DATETIME_PATTERN, NAIVE_TIME_PATTERN
 from wink.contract._json_text import KeyNames
 from wink.errors import PromptValidationError
@@ -743,6 +744,37 @@ def test_a_lossy_number_in_a_string_does_not_affect_an_exact_one() -> None:
 
     value = compile_contract(Both).parse('{"count": 0.0, "note": "1e-400"}')
     assert (value.count, value.note) == (0, "1e-400")
+
+
+class Counts(BaseModel):
+    counts: list[Count]
+
+
+class Level(BaseModel):
+    level: Literal[1, 2]
+
+
+class Tagged(BaseModel):
+    label: Literal["a", "b"]
+    on: bool = False
+    day: datetime.date | None = None
+
+
+@pytest.mark.parametrize(
+    ("contract_type", "reads"),
+    [(Count, True), (Counts, True), (Price, True), (Level, True), (Tagged, False)],
+)
+def test_only_a_type_with_a_check_reading_the_json_text_is_given_it_when_parsing(
+    contract_type: Any, reads: bool
+) -> None:
+    assert reads_arguments_text(compile_contract(contract_type)._core) is reads
+
+
+def test_a_lossy_number_deep_in_an_array_is_refused() -> None:
+    assert problems(Counts, '{"counts": [{"count": 1}, {"count": 1e-400}]}') == [
+        "counts[1].count: input should be an integer; the number sent is not exactly one "
+        "(it only rounds to 0)"
+    ]
 
 
 # Repeated keys ---------------------------------------------------------------------------

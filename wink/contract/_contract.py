@@ -19,10 +19,11 @@ from wink.contract._core_schema import (
     CoreReferences,
     fail_fast_everywhere,
     forbid_extra_everywhere,
+    reads_arguments_text,
 )
 from wink.contract._field_search import field_mentioning, field_not_json
 from wink.contract._flat import FlatRecord, flat_record
-from wink.contract._json_text import KeyNames, repeated_key
+from wink.contract._json_text import KeyNames, read_repeated_key, repeated_key
 from wink.contract.conformance import check_schema
 from wink.contract.frozen import freeze
 from wink.contract.messages import (
@@ -90,6 +91,8 @@ class Contract(Generic[T]):
     _output_schema: JsonSchema | None = field(default=None, repr=False)
     _flat: FlatRecord | Literal[False] | None = field(default=None, repr=False)
     """The type as a ``FlatRecord`` (``False`` when it is not one), found on first dump."""
+    _reads_text: bool | None = field(default=None, repr=False)
+    """Whether a check reads the JSON text from the validation context; found on first parse."""
 
     @property
     def output_schema(self) -> JsonSchema:
@@ -119,32 +122,49 @@ class Contract(Generic[T]):
         validator = self._validator
         if validator is None:
             return self._parse_nothing(arguments)
-        limit = self.max_bytes
         if type(arguments) is str:
             text: str | bytes = arguments
+            limit = self.max_bytes
             if limit is not None and len(arguments) > limit >> 2:  # a character: 1 to 4 bytes
                 self._check_size(arguments, limit)
         else:
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
-            if limit is not None:
-                self._check_size(text, limit)
+            if self.max_bytes is not None:
+                self._check_size(text, self.max_bytes)
+        reads_text = self._reads_text
+        if reads_text is None:
+            reads_text = self._find_whether_checks_read_text()
         try:
-            value: T = validator.validate_json(text, strict=True, context={ARGUMENTS_TEXT: text})
+            if reads_text:
+                value: T = validator.validate_json(
+                    text, strict=True, context={ARGUMENTS_TEXT: text}
+                )
+            else:
+                value = validator.validate_json(text, strict=True)
         except ValidationError as error:
             raise ContractViolation(f"invalid {self.name}", self._problems(error, text)) from None
-        names = self._key_names
-        if text is arguments and (names is None or not names.unique_in(text)):
-            # A decoded mapping cannot repeat a key; the quick pass above settles most texts.
-            repeated = repeated_key(text, names)
-            if repeated is not None:
-                path, key = repeated
-                reason = (
-                    f"key {short_repr(key)} appears more than once; send each key once "
-                    "(a repeated key is ambiguous)"
-                )
-                problem = FieldProblem(format_path(path), reason)
-                raise ContractViolation(f"invalid {self.name}", (problem,))
+        if text is arguments:  # a decoded mapping cannot repeat a key
+            names = self._key_names
+            if names is None or not names.unique_in(text):  # settles most texts
+                self._refuse_repeated_key(text, names)
         return value
+
+    def _find_whether_checks_read_text(self) -> bool:
+        """Whether some check of the type reads the JSON text, found once and kept."""
+        reads_text = self._core is None or reads_arguments_text(self._core)
+        object.__setattr__(self, "_reads_text", reads_text)
+        return reads_text
+
+    def _refuse_repeated_key(self, text: str | bytes, names: KeyNames | None) -> None:
+        repeated = read_repeated_key(text) if names is not None else repeated_key(text)
+        if repeated is not None:
+            path, key = repeated
+            reason = (
+                f"key {short_repr(key)} appears more than once; send each key once "
+                "(a repeated key is ambiguous)"
+            )
+            problem = FieldProblem(format_path(path), reason)
+            raise ContractViolation(f"invalid {self.name}", (problem,))
 
     def _problems(self, error: ValidationError, text: str | bytes) -> Problems:
         """The first problems of ``error``, at a cost bounded by the ones shown.

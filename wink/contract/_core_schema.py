@@ -34,10 +34,13 @@ __all__ = [
     "core_references",
     "fail_fast_everywhere",
     "forbid_extra_everywhere",
+    "reads_arguments_text",
 ]
 
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
+_READS_TEXT = "wink.reads-arguments-text"
+"""Metadata of a rewritten node whose check reads ``ARGUMENTS_TEXT`` from the context."""
 _LOSSY = "wink.lossy-integral-floats"
 _WRITTEN = "wink.written-numbers"
 _TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "uuid"})
@@ -106,6 +109,22 @@ def forbid_extra_everywhere(
         references = CoreReferences(schema)
     rewritten: cs.CoreSchema = _rewrite(schema, _Where(root, "", references))
     return rewritten
+
+
+def reads_arguments_text(schema: Any) -> bool:
+    """Whether a rewritten core schema has a check that reads the JSON text from the context.
+
+    Only such a schema needs ``{ARGUMENTS_TEXT: text}`` passed when parsing: an integer
+    (or a number literal) that a whole float may stand for, or a decimal sent as a number.
+    """
+    if isinstance(schema, list | tuple):
+        return any(reads_arguments_text(item) for item in schema)
+    if not isinstance(schema, dict):
+        return False
+    metadata = schema.get("metadata")
+    if isinstance(metadata, dict) and metadata.get(_READS_TEXT) is True:
+        return True
+    return any(reads_arguments_text(value) for value in schema.values())
 
 
 _CONTAINERS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
@@ -228,7 +247,10 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
         _refuse_lossy_integer(value, info.context)
         return int(value)
 
-    return _wrapped(cs.with_info_before_validator_function(integral_float_to_int, node), node)
+    wrapper = cs.with_info_before_validator_function(
+        integral_float_to_int, node, metadata={_READS_TEXT: True}
+    )
+    return _wrapped(wrapper, node)
 
 
 def _refuse_lossy_integer(value: float, context: Any) -> None:
@@ -280,7 +302,9 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
             {"format": text_format.name, "example": text_format.example},
         )
 
-    return _wrapped(cs.with_info_before_validator_function(formatted, node), node)
+    metadata = {_READS_TEXT: True} if takes_numbers else None
+    wrapper = cs.with_info_before_validator_function(formatted, node, metadata=metadata)
+    return _wrapped(wrapper, node)
 
 
 def _exact_decimal(value: float, context: Any) -> Any:
@@ -357,7 +381,10 @@ def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[st
             {"expected": allowed, "kind": kind},
         )
 
-    return _wrapped(cs.with_info_before_validator_function(same_json_kind, node), node)
+    wrapper = cs.with_info_before_validator_function(
+        same_json_kind, node, metadata={_READS_TEXT: True}
+    )
+    return _wrapped(wrapper, node)
 
 
 def _one_of(values: list[Any]) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "KeyNames",
     "lossy_integral_floats",
     "path_at",
+    "read_repeated_key",
     "repeated_key",
     "utf8_offset",
     "written_numbers",
@@ -55,8 +56,11 @@ def repeated_key(text: str | bytes, names: KeyNames | None = None) -> tuple[Path
         unique = _unique_keys(text, _KEYS, "\\")
     else:
         unique = _unique_keys(text, _KEYS_BYTES, b"\\")
-    if unique:
-        return None
+    return None if unique else read_repeated_key(text)
+
+
+def read_repeated_key(text: str | bytes) -> tuple[Path, str] | None:
+    """``repeated_key`` without the quick pass: the whole document is read."""
     try:
         json.loads(text, object_pairs_hook=_refuse_repeats)
     except _Repeated:
@@ -86,44 +90,55 @@ def _unique_keys(text: AnyStr, keys_pattern: re.Pattern[AnyStr], backslash: AnyS
 class KeyNames:
     """The property names a closed schema allows, as they are written in JSON text."""
 
-    __slots__ = ("data", "keys_data", "keys_text", "text")
+    __slots__ = ("data", "text")
 
     def __init__(self, names: Iterable[str]) -> None:
-        self.text = tuple(json.dumps(name, ensure_ascii=False) for name in sorted(set(names)))
-        self.data = tuple(name.encode("utf-8", "surrogatepass") for name in self.text)
-        self.keys_text = tuple(f"{name}:" for name in self.text)
-        self.keys_data = tuple(name + b":" for name in self.data)
+        written = [json.dumps(name, ensure_ascii=False) for name in sorted(set(names))]
+        self.text = tuple((name, f"{name}:") for name in written)
+        """Each name quoted, and followed by a colon, as JSON text writes a key."""
+        self.data = tuple(
+            (name.encode("utf-8", "surrogatepass"), f"{name}:".encode("utf-8", "surrogatepass"))
+            for name in written
+        )
+        """The same in UTF-8."""
 
     def unique_in(self, text: str | bytes) -> bool:
         """Whether no name is written twice as a key in ``text`` (so no object repeats one).
 
+        A text where each name occurs at most once, quoted, repeats none: one count in C
+        per name, and the usual answer. A name that occurs more often (as a value too)
+        is not repeated if it occurs at most once with a colon right after its closing
+        quote, provided no quote anywhere is followed by space (as in ``"name" : 1``).
         Every key is followed by a colon, so a text with fewer than two colons has no
-        repeat. Otherwise a name that occurs at most once, quoted, is not repeated; one
-        that occurs more often counts only where a colon follows its closing quote
-        (every occurrence counts when a quote is followed by space anywhere, as in
-        ``"name" : 1``). Escapes (``\\u0061``, ``\\/``) are other ways to write a name:
-        with any of them in the text, the answer is no, and the caller reads the document.
+        repeat. Escapes (``\\u0061``, ``\\/``) are other ways to write a name: with any of
+        them in the text, the answer is no, and the caller reads the document.
         """
         if isinstance(text, str):
-            if text.count(":") < 2:
-                return True
-            if "\\u" in text or "\\/" in text:
+            if "\\" in text and ("\\u" in text or "\\/" in text):
                 return False
-            for name, key in zip(self.text, self.keys_text, strict=True):
-                if text.count(name) > 1 and (
-                    _QUOTE_SPACE.search(text) is not None or text.count(key) > 1
-                ):
-                    return False
+            count = text.count
+            spaced = None
+            for name, key in self.text:
+                if count(name) > 1:
+                    if spaced is None:
+                        if count(":") < 2:
+                            return True
+                        spaced = _QUOTE_SPACE.search(text) is not None
+                    if spaced or count(key) > 1:
+                        return False
             return True
-        if text.count(b":") < 2:
-            return True
-        if b"\\u" in text or b"\\/" in text:
+        if b"\\" in text and (b"\\u" in text or b"\\/" in text):
             return False
-        for name_bytes, key_bytes in zip(self.data, self.keys_data, strict=True):
-            if text.count(name_bytes) > 1 and (
-                _QUOTE_SPACE_BYTES.search(text) is not None or text.count(key_bytes) > 1
-            ):
-                return False
+        count_bytes = text.count
+        spaced = None
+        for name_bytes, key_bytes in self.data:
+            if count_bytes(name_bytes) > 1:
+                if spaced is None:
+                    if count_bytes(b":") < 2:
+                        return True
+                    spaced = _QUOTE_SPACE_BYTES.search(text) is not None
+                if spaced or count_bytes(key_bytes) > 1:
+                    return False
         return True
 
     @classmethod
