@@ -750,7 +750,7 @@ class Counts(BaseModel):
     counts: list[Count]
 
 
-class Level(BaseModel):
+class OneOrTwo(BaseModel):
     level: Literal[1, 2]
 
 
@@ -762,7 +762,7 @@ class Tagged(BaseModel):
 
 @pytest.mark.parametrize(
     ("contract_type", "reads"),
-    [(Count, True), (Counts, True), (Price, True), (Level, True), (Tagged, False)],
+    [(Count, True), (Counts, True), (Price, True), (OneOrTwo, True), (Tagged, False)],
 )
 def test_only_a_type_with_a_check_reading_the_json_text_is_given_it_when_parsing(
     contract_type: Any, reads: bool
@@ -998,6 +998,7 @@ def test_a_size_limit_must_be_a_positive_integer(limit: Any) -> None:
 def _counting_locations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     from wink.contract import messages
 
+    compile_contract(Ids)._locations.clear()  # located by earlier tests: count them anew
     described: list[Any] = []
     locate = messages._locate
     monkeypatch.setattr(messages, "_locate", lambda *args: described.append(args) or locate(*args))
@@ -1258,6 +1259,15 @@ def test_a_callable_discriminator_names_its_tag_so_each_branch_requires_it() -> 
     assert not schema_accepts(DefaultTagHome, untagged)
     assert problems(DefaultTagHome, untagged) == [
         "pet.kind: required field is missing (one of 'cat', 'dog')"
+    ]
+
+
+def test_a_problem_found_again_is_described_the_same_from_its_kept_location() -> None:
+    untagged = '{"pet": {"lives": 1}}'
+    expected = ["pet.kind: required field is missing (one of 'cat', 'dog')"]
+    assert [problems(DefaultTagHome, untagged) for _ in range(3)] == [expected] * 3
+    assert problems(DefaultTagHome, '{"pet": {"kind": "cow"}}') == [
+        "pet.kind: input should be one of 'cat', 'dog' (got \"cow\")"
     ]
 
 

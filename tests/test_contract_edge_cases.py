@@ -4,10 +4,13 @@ non-finite numbers, lookalike literals and very long error messages."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import AliasChoices, AliasPath, BaseModel, ConfigDict, Field, RootModel
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
@@ -18,6 +21,7 @@ from wink.contract import (
     describe_problems,
     format_path,
 )
+from wink.contract.messages import short_repr
 from wink.errors import PromptValidationError
 from wink.tools import Tool, ToolContext, ToolExample, ToolResult
 
@@ -332,3 +336,18 @@ def test_populate_by_name_does_not_open_a_key_the_schema_does_not_show() -> None
         "filePath: required field is missing",
         "file_path: unknown field (allowed: filePath)",
     ]
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=-(10**62), max_value=10**62),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=80),
+    )
+)
+def test_a_rejected_scalar_is_quoted_as_its_json_cut_to_sixty_characters(value: Any) -> None:
+    written = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert short_repr(value) == (written if len(written) <= 60 else f"{written[:57]}...")

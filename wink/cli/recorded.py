@@ -162,13 +162,7 @@ def _plain_call(document: dict[str, Any]) -> list[ToolCall]:
     if not isinstance(name, str) or not name:
         raise UnrecognisedDocument(f"'name' must be a non-empty string, got {name!r:.40}")
     call_id = document.get("call_id", document.get("id"))
-    return [
-        ToolCall(
-            name=name,
-            arguments=document.get("arguments"),
-            call_id=None if call_id is None else str(call_id),
-        )
-    ]
+    return [ToolCall(name, document.get("arguments"), None if call_id is None else str(call_id))]
 
 
 def _json_kind(value: object) -> str:

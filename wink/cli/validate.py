@@ -79,46 +79,49 @@ class CallChecker:
     """Checks calls against a fixed set of tools, found by name."""
 
     def __init__(self, tools: Sequence[Tool[Any, Any]]) -> None:
-        self._tools = {tool.name: tool for tool in tools}
-        self._validators = {
-            tool.name: schema_checker(_null_for_optional(tool.params_schema)) for tool in tools
+        self._checks = {
+            tool.name: (
+                tool.params_contract.parse,
+                None
+                if tool.params_type is None
+                else schema_checker(_null_for_optional(tool.params_schema)),
+            )
+            for tool in tools
         }
-        self._known = ", ".join(sorted(self._tools))
+        self._known = ", ".join(sorted(self._checks))
 
     def problems(self, call: ToolCall) -> tuple[FieldProblem, ...] | None:
         """The call's problems (empty when valid), or ``None`` for an unknown tool.
 
         The arguments go to the contract exactly as recorded, as the executor passes
-        them: a missing or ``null`` ``arguments`` is not read as ``{}``.
+        them: a missing or ``null`` ``arguments`` is not read as ``{}``. Arguments the
+        contract accepts are checked against the schema the model was shown too, and
+        each disagreement is a problem.
         """
-        tool = self._tools.get(call.name)
-        if tool is None:
+        checks = self._checks.get(call.name)
+        if checks is None:
             return None
+        parse, schema = checks
+        arguments = call.arguments
         try:
-            return self._problems(tool, call.arguments)
+            parse(arguments)
+            if schema is None:
+                return ()  # the contract accepted an empty payload ("", null, {}): no schema
+            document = _read_json(arguments) if isinstance(arguments, str | bytes) else arguments
+            if schema.is_valid(document):
+                return ()
+            return tuple(
+                FieldProblem(
+                    format_path(list(error.absolute_path)),
+                    f"the JSON Schema rejects it: {error.message}",
+                )
+                for error in schema.iter_errors(document)
+            )
+        except ContractViolation as violation:
+            return violation.problems
         except Exception as error:  # e.g. a string JSON cannot carry (a lone surrogate)
             reason = f"the arguments cannot be read: {unreadable_reason(error)}"
             return (FieldProblem(format_path([]), reason),)
-
-    def _problems(self, tool: Tool[Any, Any], arguments: Any) -> tuple[FieldProblem, ...]:
-        try:
-            tool.params_contract.parse(arguments)
-        except ContractViolation as violation:
-            return violation.problems
-        if tool.params_type is None:
-            return ()  # the contract accepted an empty payload ("", null, {}): nothing to check
-        # The contract accepted it; the schema the model was shown must agree.
-        validator = self._validators[tool.name]
-        document = _decoded(arguments)
-        if validator.is_valid(document):
-            return ()
-        return tuple(
-            FieldProblem(
-                format_path(list(error.absolute_path)),
-                f"the JSON Schema rejects it: {error.message}",
-            )
-            for error in validator.iter_errors(document)
-        )
 
     def unknown_reason(self) -> str:
         """Why a name was not found, listing the known ones."""
@@ -140,6 +143,7 @@ def validate_lines(
     deeply to read. Reported lines show control characters as escapes.
     """
     tally = ValidationTally()
+    problems_of = checker.problems
     for number, line in enumerate(_bounded_lines(lines, max_line_bytes), start=1):
         if line is None:
             tally.malformed += 1
@@ -148,43 +152,45 @@ def validate_lines(
                 "(--max-line-bytes); skipped"
             )
             continue
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
-            _check_line(line, label, number, checker, tally, report)
+            try:
+                calls = calls_in(_read_json(line))
+            except ValueError as error:  # bad JSON or UTF-8, or a shape no reader knows
+                tally.malformed += 1
+                report(printable(f"{label}:{number}: malformed line: {_line_error(error, line)}"))
+                continue
+            for position, call in enumerate(calls, start=1):
+                tally.calls += 1
+                problems = problems_of(call)
+                if problems:
+                    tally.invalid += 1
+                    _report_problems(
+                        report, f"{label}:{number}", call, position, len(calls), problems
+                    )
+                elif problems is None:
+                    tally.unknown += 1
+                    called = f"{label}:{number}: {_call_label(call, position, len(calls))}"
+                    report(printable(f"{called}: {checker.unknown_reason()}"))
         except RecursionError:
             tally.malformed += 1
             report(f"{label}:{number}: malformed line: nested too deeply to read; skipped")
     return tally
 
 
-def _check_line(
-    line: bytes,
-    label: str,
-    number: int,
-    checker: CallChecker,
-    tally: ValidationTally,
+def _report_problems(
     report: Callable[[str], None],
+    where: str,
+    call: ToolCall,
+    position: int,
+    count: int,
+    problems: tuple[FieldProblem, ...],
 ) -> None:
     # Where a problem is (file, line, call) is spelled out only for a line that has one.
-    try:
-        calls = calls_in(_read_json(line))
-    except ValueError as error:  # bad JSON or UTF-8, or a shape no reader knows
-        tally.malformed += 1
-        report(printable(f"{label}:{number}: malformed line: {_line_error(error, line)}"))
-        return
-    for position, call in enumerate(calls, start=1):
-        tally.calls += 1
-        problems = checker.problems(call)
-        if problems is None:
-            tally.unknown += 1
-            called = f"{label}:{number}: {_call_label(call, position, len(calls))}"
-            report(printable(f"{called}: {checker.unknown_reason()}"))
-        elif problems:
-            tally.invalid += 1
-            called = f"{label}:{number}: {_call_label(call, position, len(calls))}"
-            for problem in problems:
-                report(printable(f"{called}: {problem.path}: {_in_user_words(problem.reason)}"))
+    called = f"{where}: {_call_label(call, position, count)}"
+    for problem in problems:
+        report(printable(f"{called}: {problem.path}: {_in_user_words(problem.reason)}"))
 
 
 def _read_json(text: str | bytes) -> Any:
@@ -250,11 +256,6 @@ def _null_for_optional(schema: JsonSchema) -> JsonSchema:
         return node
 
     return map_schema(schema, visit)
-
-
-def _decoded(arguments: Any) -> Any:
-    """The arguments as JSON data; only called once the contract has parsed them."""
-    return _read_json(arguments) if isinstance(arguments, str | bytes) else arguments
 
 
 def _line_error(error: ValueError, line: bytes) -> str:

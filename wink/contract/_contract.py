@@ -91,6 +91,8 @@ class Contract(Generic[T]):
     _output_schema: JsonSchema | None = field(default=None, repr=False)
     _flat: FlatRecord | Literal[False] | None = field(default=None, repr=False)
     """The type as a ``FlatRecord`` (``False`` when it is not one), found on first dump."""
+    _locations: dict[tuple[int | str, ...], Any] = field(default_factory=dict, repr=False)
+    """Where the validator's error locations lead in ``input_schema``, kept for reports."""
     _reads_text: bool | None = field(default=None, repr=False)
     """Whether a check reads the JSON text from the validation context; found on first parse."""
 
@@ -129,8 +131,9 @@ class Contract(Generic[T]):
                 self._check_size(arguments, limit)
         else:
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
-            if self.max_bytes is not None:
-                self._check_size(text, self.max_bytes)
+            limit = self.max_bytes
+            if limit is not None and len(text) > limit:  # bytes: the length is the size
+                self._check_size(text, limit)
         reads_text = self._reads_text
         if reads_text is None:
             reads_text = self._find_whether_checks_read_text()
@@ -181,7 +184,9 @@ class Contract(Generic[T]):
                 self._fail_fast[0].validate_json(text, strict=True, context={ARGUMENTS_TEXT: text})
             except ValidationError as fewer:
                 error = fewer
-        shown = problems_from_validation_error(error, self.input_schema, text)
+        shown = problems_from_validation_error(
+            error, self.input_schema, text, locations=self._locations
+        )
         return Problems(shown, max(total, shown.total))
 
     def with_max_bytes(self, max_bytes: int) -> Contract[T]:

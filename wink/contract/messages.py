@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -76,7 +77,11 @@ class Problems(tuple[FieldProblem, ...]):
 
 
 def problems_from_validation_error(
-    error: ValidationError, schema: JsonSchema, text: str | bytes | None = None
+    error: ValidationError,
+    schema: JsonSchema,
+    text: str | bytes | None = None,
+    *,
+    locations: dict[tuple[int | str, ...], Any] | None = None,
 ) -> Problems:
     """List the problems of a pydantic ``ValidationError`` in model-friendly words.
 
@@ -85,6 +90,8 @@ def problems_from_validation_error(
     Only the first ``MAX_PROBLEMS_SHOWN`` are described; ``total`` counts them all.
     ``text``, the JSON document that was parsed, locates problems of the text itself
     (a lone surrogate, an over-long number, too deep nesting) in the field they are in.
+    ``locations`` keeps where each pydantic location of ``schema`` leads, for the next
+    error of the same schema (at most ``_LOCATIONS_KEPT`` of them).
     """
     problems: list[FieldProblem] = []
     for detail in error.errors(include_url=False)[:MAX_PROBLEMS_SHOWN]:
@@ -94,11 +101,19 @@ def problems_from_validation_error(
             continue
         location = detail["loc"]
         about_key = bool(location) and location[-1] == "[key]"
-        where = _locate(schema, location[:-1] if about_key else location)
+        if about_key:
+            location = location[:-1]
+        where = None if locations is None else locations.get(location)
+        if where is None:
+            where = _locate(schema, location)
+            if locations is not None and len(locations) < _LOCATIONS_KEPT:
+                locations[location] = where
         if about_key:
             message = _json_words(detail["msg"]).replace("string should", "should", 1)
             reason = f"key {message} (got {short_repr(detail.get('input'))})"
         elif kind in ("union_tag_invalid", "union_tag_not_found"):
+            # The tag field joins this problem's path, not the kept location's.
+            where = _Location([*where.path], where.options, where.container, where.node)
             reason = _tag_reason(schema, where, detail)
         elif kind in ("extra_forbidden", "unexpected_keyword_argument"):
             allowed = _property_names(schema, where.container)
@@ -117,6 +132,8 @@ def problems_from_validation_error(
     return Problems(problems, error.error_count())
 
 
+_LOCATIONS_KEPT = 1024
+"""How many locations a ``locations`` cache keeps (array indexes make them unbounded)."""
 _POSITION = re.compile(r" at line (\d+) column (\d+)$")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 MAX_NUMBER_DIGITS = 4300
@@ -218,6 +235,7 @@ def _lower_first(message: str) -> str:
     return message[:1].lower() + message[1:]
 
 
+@lru_cache(maxsize=1024)
 def _json_words(message: str) -> str:
     """Say pydantic's ``tuple should have ... after validation`` as ``array should have ...``."""
     message = _lower_first(message).replace(" after validation", "")
@@ -228,12 +246,21 @@ def _json_words(message: str) -> str:
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+_SHORT_INT = 10 ** (_MAX_REPR - 1)
+"""Integers written whole, with no truncation to check (they have fewer digits)."""
+
+
 def short_repr(value: Any) -> str:
     """The value as compact JSON (the model wrote JSON), or its repr when it is not JSON data.
 
     Only the start of a long value is written: a rejected array of a million items
     costs what the sixty characters shown cost.
     """
+    kind = type(value)
+    if kind is bool or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if kind is int and -_SHORT_INT < value < _SHORT_INT:
+        return str(value)  # JSON writes an int as Python does
     value = _start_of(value, _MAX_REPR)
     try:
         text = _COMPACT_JSON.encode(value)
