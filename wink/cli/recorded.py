@@ -80,6 +80,8 @@ def calls_in(document: object) -> list[ToolCall]:
     Raises ``ValueError`` (``UnrecognisedDocument`` or the provider reader's
     ``ProviderPayloadError``) for a document no reader understands.
     """
+    if type(document) is dict:  # decoded JSON: the usual line
+        return _reader_for(document)(document)
     if isinstance(document, list):
         return [call for item in document for call in calls_in(item)]
     if not isinstance(document, dict):

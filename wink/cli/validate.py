@@ -107,7 +107,7 @@ class CallChecker:
             parse(arguments)
             if schema is None:
                 return ()  # the contract accepted an empty payload ("", null, {}): no schema
-            document = _read_json(arguments) if isinstance(arguments, str | bytes) else arguments
+            document = _read_json(arguments) if isinstance(arguments, (str, bytes)) else arguments
             if schema.is_valid(document):
                 return ()
             return tuple(
