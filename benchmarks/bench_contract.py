@@ -2,8 +2,9 @@
 
 Floors measured in the same run: pydantic's own ``TypeAdapter`` plus JSON Schema for
 compiling (taking turns with wink, best of ``ROUNDS``), pydantic's strict
-``validate_json`` of the same type for parsing, and joining the already rendered blocks
-for rendering.
+``validate_json`` of the same type for parsing (for the executor's two-field call, of a
+strict dataclass that forbids other keys), and joining the already rendered blocks for
+rendering.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import gc
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import field, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from benchmarks.timing import once_ms, per_call_us
 from wink.contract import compile_contract
@@ -103,6 +105,19 @@ def bench_compile() -> None:
     print(f"compile_contract, cache hit:           {cached_us:9.3f} us")
 
 
+@dataclass
+class LookupParams:
+    entity_id: str
+    include_related: bool = False
+
+
+@pydantic_dataclass(config=ConfigDict(strict=True, extra="forbid"))
+class StrictLookupParams:
+    entity_id: str
+    include_related: bool = False
+
+
+LOOKUP_CALL = '{"entity_id": "entity-42", "include_related": true}'
 TYPICAL_CALL = '{"query": "wink contracts", "limit": 5, "tags": ["a", "b"]}'
 REPEATED_KEYS_CALL = '{"query": "a", "filter": {"field": "query", "value": 1}, "tags": ["query"]}'
 
@@ -120,12 +135,23 @@ def bench_parse() -> None:
     shared_floor_us = per_call_us(
         lambda: floor.validate_json(REPEATED_KEYS_CALL, strict=True), number=20000
     )
+    # The executor benchmark's call: two fields, no number, so no check reads the text.
+    call_contract = compile_contract(LookupParams)
+    call_floor = TypeAdapter(StrictLookupParams)
+    assert call_floor.validate_json(LOOKUP_CALL, strict=True).entity_id == "entity-42"
+    call_us = per_call_us(lambda: call_contract.parse(LOOKUP_CALL), number=20000)
+    call_floor_us = per_call_us(
+        lambda: call_floor.validate_json(LOOKUP_CALL, strict=True), number=20000
+    )
     print(f"parse a typical call:              {wink_us:9.2f} us")
     print(f"  floor validate_json(strict):     {floor_us:9.2f} us")
     print(f"  ratio:                           {wink_us / floor_us:9.2f} x")
     print(f"parse, a key shared by objects:    {shared_us:9.2f} us")
     print(f"  floor validate_json(strict):     {shared_floor_us:9.2f} us")
     print(f"  ratio:                           {shared_us / shared_floor_us:9.2f} x")
+    print(f"parse lookup_entity's arguments:   {call_us:9.2f} us")
+    print(f"  floor validate_json(strict):     {call_floor_us:9.2f} us")
+    print(f"  ratio:                           {call_us / call_floor_us:9.2f} x")
 
 
 def bench_tool_schemas() -> list[Tool[Any, Any]]:

@@ -124,14 +124,13 @@ class Contract(Generic[T]):
         validator = self._validator
         if validator is None:
             return self._parse_nothing(arguments)
+        limit = self.max_bytes
         if type(arguments) is str:
             text: str | bytes = arguments
-            limit = self.max_bytes
             if limit is not None and len(arguments) > limit >> 2:  # a character: 1 to 4 bytes
                 self._check_size(arguments, limit)
         else:
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
-            limit = self.max_bytes
             if limit is not None and len(text) > limit:  # bytes: the length is the size
                 self._check_size(text, limit)
         reads_text = self._reads_text
