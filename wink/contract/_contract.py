@@ -186,7 +186,8 @@ class Contract(Generic[T]):
         shown = problems_from_validation_error(
             error, self.input_schema, text, locations=self._locations
         )
-        return Problems(shown, max(total, shown.total))
+        # The fail-fast validation counts fewer problems than there were.
+        return shown if shown.total >= total else Problems(shown, total)
 
     def with_max_bytes(self, max_bytes: int) -> Contract[T]:
         """This contract with another size limit on the documents ``parse`` reads."""

@@ -90,17 +90,16 @@ def _unique_keys(text: AnyStr, keys_pattern: re.Pattern[AnyStr], backslash: AnyS
 class KeyNames:
     """The property names a closed schema allows, as they are written in JSON text."""
 
-    __slots__ = ("data", "text")
+    __slots__ = ("data", "keys_data", "keys_text", "text")
 
     def __init__(self, names: Iterable[str]) -> None:
         written = [json.dumps(name, ensure_ascii=False) for name in sorted(set(names))]
-        self.text = tuple((name, f"{name}:") for name in written)
-        """Each name quoted, and followed by a colon, as JSON text writes a key."""
-        self.data = tuple(
-            (name.encode("utf-8", "surrogatepass"), f"{name}:".encode("utf-8", "surrogatepass"))
-            for name in written
-        )
-        """The same in UTF-8."""
+        self.text = tuple(written)
+        """Each name quoted, as JSON text writes it."""
+        self.keys_text = tuple(f"{name}:" for name in written)
+        """Each name quoted and followed by a colon, as JSON text writes a key."""
+        self.data = tuple(name.encode("utf-8", "surrogatepass") for name in self.text)
+        self.keys_data = tuple(key.encode("utf-8", "surrogatepass") for key in self.keys_text)
 
     def unique_in(self, text: str | bytes) -> bool:
         """Whether no name is written twice as a key in ``text`` (so no object repeats one).
@@ -117,28 +116,16 @@ class KeyNames:
             if "\\" in text and ("\\u" in text or "\\/" in text):
                 return False
             count = text.count
-            spaced = None
-            for name, key in self.text:
+            for name in self.text:
                 if count(name) > 1:
-                    if spaced is None:
-                        if count(":") < 2:
-                            return True
-                        spaced = _QUOTE_SPACE.search(text) is not None
-                    if spaced or count(key) > 1:
-                        return False
+                    return _keys_unique(text, self.text, self.keys_text, ":", _QUOTE_SPACE)
             return True
         if b"\\" in text and (b"\\u" in text or b"\\/" in text):
             return False
         count_bytes = text.count
-        spaced = None
-        for name_bytes, key_bytes in self.data:
+        for name_bytes in self.data:
             if count_bytes(name_bytes) > 1:
-                if spaced is None:
-                    if count_bytes(b":") < 2:
-                        return True
-                    spaced = _QUOTE_SPACE_BYTES.search(text) is not None
-                if spaced or count_bytes(key_bytes) > 1:
-                    return False
+                return _keys_unique(text, self.data, self.keys_data, b":", _QUOTE_SPACE_BYTES)
         return True
 
     @classmethod
@@ -157,6 +144,22 @@ class KeyNames:
                 return None
             names.extend(node.get("properties", {}))
         return cls(names)
+
+
+def _keys_unique(
+    text: AnyStr,
+    names: tuple[AnyStr, ...],
+    keys: tuple[AnyStr, ...],
+    colon: AnyStr,
+    quote_space: re.Pattern[AnyStr],
+) -> bool:
+    """``KeyNames.unique_in`` for a text where some name occurs more than once."""
+    if text.count(colon) < 2:
+        return True
+    if quote_space.search(text) is not None:
+        return False
+    pairs = zip(names, keys, strict=True)
+    return all(text.count(key) < 2 for name, key in pairs if text.count(name) > 1)
 
 
 # A node with none of these keywords accepts any JSON value.
