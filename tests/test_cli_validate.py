@@ -297,6 +297,15 @@ def test_object_of_no_known_shape_is_malformed(
     ("document", "reason"),
     [
         ({"choices": [5]}, "choices[0]: expected an object, got a number"),
+        (
+            {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": ""}}]},
+            "tool_calls[0].function: expected a non-empty string 'name', got ''",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"function": {"name": "search"}}, 5]},
+            "tool_calls[1]: expected an object, got a number",
+        ),
+        ({"role": "assistant", "tool_calls": "x"}, "tool_calls: expected a list, got a string"),
         ({"choices": [{"message": "hi"}]}, "choices[0].message: expected an object, got a string"),
         ({"candidates": [5]}, "candidates[0]: expected an object, got a number"),
         (

@@ -95,7 +95,7 @@ def _reader_for(document: dict[str, Any]) -> _Reader:
     if "name" in document and keys <= _PLAIN_CALL_KEYS:
         return _plain_call
     if "tool_calls" in document and keys <= _ASSISTANT_MESSAGE_KEYS:
-        return openai.parse_tool_calls
+        return _assistant_message
     if document.get("method") == "tools/call":
         return _mcp_request
     if "jsonrpc" in document or isinstance(document.get("method"), str):
@@ -150,6 +150,17 @@ def _each(key: str, reader: Callable[[Any], list[ToolCall]]) -> _Reader:
 
 def _mcp_request(document: dict[str, Any]) -> list[ToolCall]:
     return [mcp.parse_tool_call(document)]
+
+
+def _assistant_message(document: dict[str, Any]) -> list[ToolCall]:
+    """An OpenAI assistant message's calls, its list of tool calls read directly."""
+    tool_calls = document["tool_calls"]
+    if type(tool_calls) is list:
+        try:
+            return openai.parse_tool_calls(tool_calls)
+        except ValueError:
+            pass  # read again as a message, so that the error says where in it
+    return openai.parse_tool_calls(document)
 
 
 def _no_calls(document: dict[str, Any]) -> list[ToolCall]:
