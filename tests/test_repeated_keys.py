@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -94,6 +94,12 @@ class Tree(BaseModel):
 
 
 @given(documents(["name", "note", "kids"]), st.booleans())
+@example(text='{"kids":[],"kids" :[]}', as_bytes=False)  # space before a colon
+@example(text='{"name":"a","name"\t:"b"}', as_bytes=True)
+@example(text='{"name":"name","\\u006eame":"name"}', as_bytes=False)  # a name spelled by an escape
+@example(text='{"note":"a","n\\u006fte":"b"}', as_bytes=True)
+@example(text='{"name":"note","note":"name"}', as_bytes=False)  # names as values: no repeat
+@example(text='{"kids":[{"name":"a"},{"name":"b"}]}', as_bytes=False)  # shared by siblings
 def test_a_repeated_key_is_refused_exactly_when_reading_every_object_finds_one(
     text: str, as_bytes: bool
 ) -> None:

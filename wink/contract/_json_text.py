@@ -34,9 +34,8 @@ Path = list[int | str]
 _TOKENS = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|([\[\]{},])|"', re.S)
 _KEYS = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?', re.S)
 _KEYS_BYTES = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?', re.S)
-# A closing quote followed by space, as between a key and its colon in ``"name" : 1``.
-_QUOTE_SPACE = re.compile(r'"\s')
-_QUOTE_SPACE_BYTES = re.compile(rb'"\s')
+_JSON_SPACES = (" ", "\n", "\r", "\t")
+"""What JSON allows between a key and its colon."""
 # A string, skipped whole, or a number written with a fraction or an exponent.
 _FRACTIONAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)', re.S)
 
@@ -90,42 +89,50 @@ def _unique_keys(text: AnyStr, keys_pattern: re.Pattern[AnyStr], backslash: AnyS
 class KeyNames:
     """The property names a closed schema allows, as they are written in JSON text."""
 
-    __slots__ = ("data", "keys_data", "keys_text", "text")
+    __slots__ = ("data", "text")
 
     def __init__(self, names: Iterable[str]) -> None:
         written = [json.dumps(name, ensure_ascii=False) for name in sorted(set(names))]
-        self.text = tuple(written)
-        """Each name quoted, as JSON text writes it."""
-        self.keys_text = tuple(f"{name}:" for name in written)
-        """Each name quoted and followed by a colon, as JSON text writes a key."""
-        self.data = tuple(name.encode("utf-8", "surrogatepass") for name in self.text)
-        self.keys_data = tuple(key.encode("utf-8", "surrogatepass") for key in self.keys_text)
+        self.text = tuple(
+            (name, f"{name}:", tuple(name + space for space in _JSON_SPACES)) for name in written
+        )
+        """Each name quoted; quoted and followed by a colon, as a key; and quoted and
+        followed by each kind of space, as a key can be before its colon."""
+        self.data = tuple(
+            (_utf8(name), _utf8(key), tuple(map(_utf8, spaced))) for name, key, spaced in self.text
+        )
+        """The same in UTF-8."""
 
     def unique_in(self, text: str | bytes) -> bool:
         """Whether no name is written twice as a key in ``text`` (so no object repeats one).
 
         A text where each name occurs at most once, quoted, repeats none: one count in C
-        per name, and the usual answer. A name that occurs more often (as a value too)
+        per name, and the usual answer. Every key is followed by a colon, so a text with
+        fewer than two colons has none. A name that occurs more often (as a value too)
         is not repeated if it occurs at most once with a colon right after its closing
-        quote, provided no quote anywhere is followed by space (as in ``"name" : 1``).
-        Every key is followed by a colon, so a text with fewer than two colons has no
-        repeat. Escapes (``\\u0061``, ``\\/``) are other ways to write a name: with any of
-        them in the text, the answer is no, and the caller reads the document.
+        quote and never with space there (as in ``"name" : 1``). Escapes (``\\u0061``,
+        ``\\/``) are other ways to write a name: with any of them in the text, the answer
+        is no, and the caller reads the document.
         """
         if isinstance(text, str):
             if "\\" in text and ("\\u" in text or "\\/" in text):
                 return False
             count = text.count
-            for name in self.text:
-                if count(name) > 1:
-                    return _keys_unique(text, self.text, self.keys_text, ":", _QUOTE_SPACE)
+            for name, key, spaced in self.text:
+                if count(name) > 1 and (
+                    count(":") > 1 and (count(key) > 1 or any(form in text for form in spaced))
+                ):
+                    return False
             return True
         if b"\\" in text and (b"\\u" in text or b"\\/" in text):
             return False
         count_bytes = text.count
-        for name_bytes in self.data:
-            if count_bytes(name_bytes) > 1:
-                return _keys_unique(text, self.data, self.keys_data, b":", _QUOTE_SPACE_BYTES)
+        for name_bytes, key_bytes, spaced_bytes in self.data:
+            if count_bytes(name_bytes) > 1 and (
+                count_bytes(b":") > 1
+                and (count_bytes(key_bytes) > 1 or any(form in text for form in spaced_bytes))
+            ):
+                return False
         return True
 
     @classmethod
@@ -146,20 +153,8 @@ class KeyNames:
         return cls(names)
 
 
-def _keys_unique(
-    text: AnyStr,
-    names: tuple[AnyStr, ...],
-    keys: tuple[AnyStr, ...],
-    colon: AnyStr,
-    quote_space: re.Pattern[AnyStr],
-) -> bool:
-    """``KeyNames.unique_in`` for a text where some name occurs more than once."""
-    if text.count(colon) < 2:
-        return True
-    if quote_space.search(text) is not None:
-        return False
-    pairs = zip(names, keys, strict=True)
-    return all(text.count(key) < 2 for name, key in pairs if text.count(name) > 1)
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 # A node with none of these keywords accepts any JSON value.
