@@ -183,3 +183,10 @@ def test_unused_field_metadata_does_not_stop_a_record_being_flat() -> None:
     contract = compile_contract(Described)
     assert contract.dump_json(Described("x")) == '{"entity_id":"x"}'
     assert isinstance(contract._flat, FlatRecord)
+
+
+def test_a_model_with_an_unset_field_is_dumped_as_the_checked_serialization_does() -> None:
+    contract = compile_contract(EntityModel)
+    partial = EntityModel.model_construct(rank=3)  # entity_id left unset
+    assert contract.dump_json(partial) == '{"rank":3,"note":null}'
+    assert contract.dump(partial) == {"rank": 3, "note": None}

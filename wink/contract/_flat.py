@@ -15,6 +15,8 @@ from typing import Any
 
 __all__ = ["FlatRecord", "flat_record"]
 
+_MISSING = object()
+
 _SCALARS: dict[str, type[Any]] = {"str": str, "int": int, "float": float, "bool": bool}
 
 
@@ -37,7 +39,8 @@ class FlatRecord:
         if type(value) is not self.cls:
             return False
         for name, allowed in self.fields:  # noqa: SIM110  (all() over a generator costs more)
-            if type(getattr(value, name)) not in allowed:
+            # A field left unset (``model_construct``) is missing: the checked way decides.
+            if type(getattr(value, name, _MISSING)) not in allowed:
                 return False
         return True
 
