@@ -271,3 +271,48 @@ def test_assertions_moved_into_the_description_do_not_count_against_the_limits()
 @pytest.mark.parametrize("value", [True, False, 0, -7, 10**20, 1.5, "é", [], {}, [1, "a"], None])
 def test_readable_json_spells_values_as_the_json_encoder_does(value: Any) -> None:
     assert readable_json(value) == json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_an_optional_field_with_a_default_becomes_nullable_with_its_words_outside(
+    read_only: bool,
+) -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "plain": {"type": "integer", "default": 3},
+            "titled": {"type": "string", "title": "Mode", "default": "fast", "pattern": "^[a-z]+$"},
+            "described": {"type": "number", "description": "Ratio", "default": None},
+            "both": {"enum": ["a", "b"], "description": "Pick", "title": "Pick", "default": "a"},
+        },
+        "additionalProperties": False,
+    }
+    made = make_strict(freeze(schema) if read_only else schema, openai.STRICT_RULES, "t")
+    assert json.dumps(made.schema) == json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "plain": {
+                    "anyOf": [{"type": "integer"}, {"type": "null"}],
+                    "description": "Default: 3. null means the default.",
+                },
+                "titled": {
+                    "anyOf": [{"type": "string", "pattern": "^[a-z]+$"}, {"type": "null"}],
+                    "description": 'Default: "fast". null means the default.',
+                    "title": "Mode",
+                },
+                "described": {
+                    "anyOf": [{"type": "number"}, {"type": "null"}],
+                    "description": "Ratio",
+                },
+                "both": {
+                    "anyOf": [{"enum": ["a", "b"]}, {"type": "null"}],
+                    "description": 'Pick\n\nDefault: "a". null means the default.',
+                    "title": "Pick",
+                },
+            },
+            "additionalProperties": False,
+            "required": ["plain", "titled", "described", "both"],
+        }
+    )
+    assert made.losses == ()

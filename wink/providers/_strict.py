@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from wink.contract.frozen import FrozenDict, FrozenList, freeze
 from wink.contract.walk import (
@@ -75,6 +75,7 @@ _STRUCTURE = frozenset(
         "title",
     }
 )
+_STRUCTURE_OR_DEFAULT = _STRUCTURE | {"default"}
 # Keywords that only annotate: moving them into the description loses nothing.
 _ANNOTATIONS = frozenset(
     {
@@ -173,9 +174,9 @@ class Figures:
             self.characters += len(const)
 
 
-@dataclass(frozen=True, slots=True)
-class StrictSchema:
-    """A strict schema, and the assertions the rewrite could not keep."""
+class StrictSchema(NamedTuple):
+    """A strict schema, and the assertions the rewrite could not keep (read-only: a tuple,
+    cheaper to build than a frozen dataclass)."""
 
     schema: JsonSchema
     """Read-only (``wink.contract.frozen``): it shares the input's unchanged parts."""
@@ -218,12 +219,23 @@ def make_strict(
     keep_defaults = rules.keep_defaults
     require_every_property = rules.require_every_property
 
+    # Where every property is required and defaults go, an optional leaf with a default
+    # is rewritten straight into its nullable form, without the intermediate leaf.
+    fuse = require_every_property and not keep_defaults
+
     figures = Figures()
     if "$defs" in root:
         figures.characters = sum(map(len, root["$defs"]))
 
-    def strict(node: JsonSchema, pointer: str, level: int) -> JsonSchema:
-        """``node`` rewritten; ``level`` objects enclose it."""
+    def strict(
+        node: JsonSchema, prefix: str, step: str | int, level: int, optional: bool = False
+    ) -> JsonSchema:
+        """``node``, at JSON pointer ``prefix`` + ``step``, rewritten; ``level`` objects
+        enclose it. ``optional``: it is a property its object does not require, which the
+        object makes nullable (see ``_close_object``).
+
+        The pointer is spelled out only for a node that is not a leaf: only those name it.
+        """
         if "enum" in node or "const" in node:
             figures.count_choices(node)
         if node.keys() <= leaf_keys:
@@ -242,15 +254,26 @@ def make_strict(
             ):
                 if keep_defaults or "default" not in node:
                     return node if type(node) is FrozenDict else freeze(node)
+                if optional and not _one_value(node) and not accepts_null(node):
+                    return _nullable_default(node)
                 leaf = dict(node)
                 _describe_default(leaf, leaf.pop("default"), rules)
                 # A read-only node's values are read-only: only the dict needs freezing.
                 return FrozenDict(leaf) if type(node) is FrozenDict else freeze(leaf)
         elif len(node) == 1 and "$ref" in node:
             return node if type(node) is FrozenDict else freeze(node)
-        problem = _inexpressible(node)
-        if problem is not None:
-            _refuse(problem, pointer, rules, subject)
+        pointer = f"{prefix}{step}"
+        # The usual object (closing it is its whole rewrite) expresses what it says.
+        plain = (
+            node.get("type") == "object"
+            and "properties" in node
+            and node.keys() <= _PLAIN_OBJECT
+            and node.get("additionalProperties", False) is False
+        )
+        if not plain:
+            problem = _inexpressible(node)
+            if problem is not None:
+                _refuse(problem, pointer, rules, subject)
         properties = node.get("properties")
         if isinstance(properties, dict):
             figures.properties += len(properties)
@@ -262,28 +285,35 @@ def make_strict(
             if level > figures.depth:
                 figures.depth = level
         copy: JsonSchema = {}
+        below = pointer + "/"
         for key, value in node.items():
             if key not in _SUBSCHEMA_KEYS:
                 copy[key] = value
             elif key in ONE_SCHEMA and isinstance(value, dict):
-                copy[key] = strict(value, f"{pointer}/{key}", level)
+                copy[key] = strict(value, below, key, level)
             elif key in SCHEMA_LIST and isinstance(value, list):
+                prefix = f"{below}{key}/"
                 items = [
-                    strict(item, f"{pointer}/{key}/{index}", level)
-                    if isinstance(item, dict)
-                    else freeze(item)
+                    strict(item, prefix, index, level) if isinstance(item, dict) else freeze(item)
                     for index, item in enumerate(value)
                 ]
                 # Read-only as built (no step of the rewrite changes a list in place); the
                 # input's own list where the rewrite kept every item.
                 kept = type(value) is FrozenList and all(map(operator.is_, items, value))
                 copy[key] = value if kept else FrozenList(items)
-            elif key in SCHEMA_MAP and isinstance(value, dict):
-                prefix = f"{pointer}/{key}/"
-                named = {
-                    name: strict(sub, prefix + name, level)
+            elif key == "properties" and fuse and isinstance(value, dict):
+                prefix = below + "properties/"
+                required = node.get("required", ())
+                copy[key] = {  # still to close: ``_close_object`` freezes it
+                    name: strict(sub, prefix, name, level, name not in required)
                     if isinstance(sub, dict)
                     else freeze(sub)
+                    for name, sub in value.items()
+                }
+            elif key in SCHEMA_MAP and isinstance(value, dict):
+                prefix = f"{below}{key}/"
+                named = {
+                    name: strict(sub, prefix, name, level) if isinstance(sub, dict) else freeze(sub)
                     for name, sub in value.items()
                 }
                 if key == "properties":
@@ -295,7 +325,11 @@ def make_strict(
                     copy[key] = value if kept else FrozenDict(named)
             else:
                 copy[key] = value
-        rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
+        if plain:
+            _close_object(copy, rules)
+            rewritten = copy
+        else:
+            rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
         if type(node) is not FrozenDict:
             frozen: JsonSchema = freeze(rewritten)
             return frozen
@@ -305,7 +339,7 @@ def make_strict(
         # its own parts read-only: only this node's dict needs freezing.
         return FrozenDict(rewritten)
 
-    made = strict(root, "#", 0)
+    made = strict(root, "#", "", 0)
     if not rules.allow_recursion:
         _check_not_recursive(root, rules, subject)
     return StrictSchema(made, (*default_losses, *rewrite_losses), figures)
@@ -526,7 +560,18 @@ def _nullable(prop: JsonSchema) -> JsonSchema:
 
     Read-only, sharing ``prop``'s parts (a ``FrozenDict``'s values are read-only too).
     """
-    if type(prop) is not FrozenDict:
+    if type(prop) is FrozenDict:
+        branches = prop.get("anyOf")
+        if (
+            type(branches) is FrozenList
+            and branches
+            and branches[-1] is _NULL_BRANCH
+            and "default" not in prop
+        ):
+            # Made nullable already (``_nullable_default``): it accepts ``null``, and has
+            # no default.
+            return prop
+    else:
         prop = freeze(prop)
     if "default" in prop:
         prop = FrozenDict({key: value for key, value in prop.items() if key != "default"})
@@ -547,6 +592,32 @@ def _nullable(prop: JsonSchema) -> JsonSchema:
 
 # What stays on the outside of a property made nullable, in this order.
 _OUTER = ("description", "title")
+_NOT_INNER = frozenset({"default", *_OUTER})
+
+
+def _nullable_default(leaf: JsonSchema) -> JsonSchema:
+    """``_nullable`` of the kept ``leaf`` with its default dropped and described, in one step.
+
+    For a leaf with a ``default``, rejecting ``null``, admitting more than one value,
+    under rules that require every property and drop defaults (see ``_describe_default``).
+    """
+    default = leaf["default"]
+    outer: JsonSchema = {"anyOf": None}  # first, as the outer keys follow it
+    if default is not None:
+        text = f"Default: {readable_json(default)}. null means the default."
+        description = leaf.get("description")
+        outer["description"] = f"{description}\n\n{text}" if description else text
+    elif "description" in leaf:
+        outer["description"] = leaf["description"]
+    if "title" in leaf:
+        outer["title"] = leaf["title"]
+    inner = {key: value for key, value in leaf.items() if key not in _NOT_INNER}
+    # A read-only leaf's values are read-only: only the dict needs freezing.
+    branch = FrozenDict(inner) if type(leaf) is FrozenDict else freeze(inner)
+    if len(outer) == 1:
+        return FrozenDict({"anyOf": FrozenList([branch, _NULL_BRANCH])})
+    outer["anyOf"] = FrozenList([branch, _NULL_BRANCH])
+    return FrozenDict(outer)
 
 
 def _unsupported(
@@ -554,8 +625,8 @@ def _unsupported(
 ) -> dict[str, Any]:
     """Pop the keywords ``rules`` cannot enforce; record the assertions among them."""
     moved: dict[str, Any] = {}
-    if node.keys() <= _STRUCTURE:
-        return moved
+    if node.keys() <= _STRUCTURE_OR_DEFAULT:
+        return moved  # a default is never moved: it stays, or the caller drops it
     for key in list(node):
         value = node[key]
         if key in _STRUCTURE or (key == "default" and rules.keep_defaults):
