@@ -278,8 +278,8 @@ def make_strict(
         if isinstance(properties, dict):
             figures.properties += len(properties)
             figures.characters += sum(map(len, properties))
-            if require_every_property:
-                default_losses.extend(_default_losses(node, pointer, rules, subject, no_default))
+            if require_every_property and properties:
+                _default_losses(node, pointer, rules, subject, no_default, default_losses)
         if "properties" in node or node.get("type") == "object":
             level += 1
             if level > figures.depth:
@@ -409,16 +409,18 @@ def _default_losses(
     rules: StrictRules,
     subject: str,
     no_default: Callable[[], frozenset[str]],
-) -> list[str]:
-    """Optional fields where sending ``null`` would not mean "use the default".
+    losses: list[str],
+) -> None:
+    """Add to ``losses`` the optional fields of ``node`` (an object with ``properties``,
+    under rules requiring every property) where sending ``null`` would not mean "use
+    the default".
 
     An optional field with no default whose contract rejects ``null`` cannot be
     required at all: ``ProviderSchemaError``.
     """
-    if not rules.require_every_property or not isinstance(node.get("properties"), dict):
-        return []
-    required = set(node.get("required", ()))
-    losses = []
+    listed = node.get("required", ())
+    # A short list is searched faster than a set is built.
+    required = listed if type(listed) is FrozenList or type(listed) is list else set(listed)
     for name, prop in node["properties"].items():
         if name in required or not isinstance(prop, dict):
             continue
@@ -439,7 +441,6 @@ def _default_losses(
                 "field rejects (make it required or accept None, or emit this tool with strict off)"
             )
         losses.append(f"{where}: has no default, so once required it is never left out")
-    return losses
 
 
 def _null_is_none(pointer: str) -> str:
@@ -535,17 +536,20 @@ def _close_object(node: JsonSchema, rules: StrictRules) -> None:
     node["additionalProperties"] = False
     listed = node.get("required", ())
     required = set(listed)
+    every = rules.require_every_property
     for name, prop in properties.items():
         if name in required:
             continue
-        if _one_value(prop) and (rules.require_every_property or "default" in prop):
-            required.add(name)  # its one value is its default: requiring it loses nothing
-        elif rules.require_every_property:
+        # A property that admits one value is its default: requiring it loses nothing.
+        if _one_value(prop):
+            if every or "default" in prop:
+                required.add(name)
+        elif every:
             properties[name] = _nullable(prop)
-            required.add(name)
     node["properties"] = FrozenDict(properties)
-    if required or rules.require_every_property:
-        names = [name for name in properties if name in required]
+    if every or required:
+        # Where every property is required, each is: as it was, or made nullable.
+        names = list(properties) if every else [name for name in properties if name in required]
         node["required"] = (
             listed if type(listed) is FrozenList and listed == names else FrozenList(names)
         )
