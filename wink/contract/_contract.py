@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
@@ -89,8 +89,8 @@ class Contract(Generic[T]):
     """The validator's core schema, for the fail-fast validator built on demand."""
     _fail_fast: list[SchemaValidator] = field(default_factory=list, repr=False)
     _output_schema: JsonSchema | None = field(default=None, repr=False)
-    _flat: FlatRecord | Literal[False] | None = field(default=None, repr=False)
-    """The type as a ``FlatRecord`` (``False`` when it is not one), found on first dump."""
+    _flat: FlatRecord | None = field(default=None, repr=False)
+    """The type as a ``FlatRecord`` (``None`` when it is not one), for quick dumps."""
     _locations: dict[tuple[int | str, ...], Any] = field(default_factory=dict, repr=False)
     """Where the validator's error locations lead in ``input_schema``, kept for reports."""
     _reads_text: bool | None = field(default=None, repr=False)
@@ -245,10 +245,7 @@ class Contract(Generic[T]):
         if self._adapter is None:
             return "null"
         serializer = self._adapter.serializer
-        flat = self._flat
-        if flat is None:
-            flat = self._flat_record()
-        if flat is not False and flat.holds_exact_types(value):
+        if self._holds_exact_types(value):
             # Nothing can mismatch: asking pydantic-core for the check costs ~1 us.
             return serializer.to_json(
                 value, exclude_none=exclude_none, by_alias=True, warnings=False
@@ -265,17 +262,7 @@ class Contract(Generic[T]):
         """Whether ``value`` is a flat record of this type whose fields hold exactly their
         declared scalar types (see ``wink.contract._flat``): then no check is needed."""
         flat = self._flat
-        if flat is None:
-            flat = self._flat_record()
-        return flat is not False and flat.holds_exact_types(value)
-
-    def _flat_record(self) -> FlatRecord | Literal[False]:
-        """The type as a ``FlatRecord``, or ``False``; found once."""
-        assert self._adapter is not None
-        found = flat_record(self._adapter.core_schema)
-        flat: FlatRecord | Literal[False] = False if found is None else found
-        object.__setattr__(self, "_flat", flat)
-        return flat
+        return flat is not None and flat.holds_exact_types(value)
 
     def _unexpected(self, error: PydanticSerializationError) -> ContractViolation:
         found = _UNEXPECTED.search(str(error))
@@ -338,6 +325,7 @@ def _compile(tp: Any) -> Contract[Any]:
         adapter,
         _key_names=KeyNames.of(input_schema),
         _core=core,
+        _flat=flat_record(adapter.core_schema),
     )
 
 

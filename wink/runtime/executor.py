@@ -21,9 +21,10 @@ handler's own sub-calls, on its thread or on threads running in its context,
 never wait for it. A wait that would deadlock fails the call that would close the
 cycle instead.
 
-Async: a call is one generator of steps (``_steps``) that yields what blocks or is
-awaited (waiting for a turn, running the handler); ``execute`` drives it blocking
-and ``aexecute`` awaiting, so both share every step, failure and rollback.
+Async: a call is a few plain phases (``_prepare``, the handler, ``_finished``);
+``execute`` runs them blocking (``_take_turn``) and ``aexecute`` awaiting
+(``_atake_turn``). The two differ only in waiting for a turn and invoking the
+handler, so both share every other step, failure and rollback.
 ``aexecute_all`` runs a model turn: the calls that may overlap (see its docstring)
 each work on an O(1) fork of the session (``Session._fork``), merged in call order
 once all are done; the others run alone, in order.
@@ -730,23 +731,22 @@ class ToolExecutor:
         snapshotables = prepared.resources.snapshotables()
         if not snapshotables:
             return self._session.snapshot(), ()
+        cached = self._locks
+        # Taken already when the call started, unless something was built since.
+        if cached is None or cached[0] is not snapshotables:
+            try:
+                prepared.tree.acquire_all(self._locks_of(snapshotables))
+            except TurnRefused as error:
+                raise _CannotStart(str(error)) from error
         tokens: list[tuple[Snapshotable, object]] = []
-        if snapshotables:
-            cached = self._locks
-            # Taken already when the call started, unless something was built since.
-            if cached is None or cached[0] is not snapshotables:
-                try:
-                    prepared.tree.acquire_all(self._locks_of(snapshotables))
-                except TurnRefused as error:
-                    raise _CannotStart(str(error)) from error
-            for resource in snapshotables:
-                try:
-                    tokens.append((resource, resource.snapshot()))
-                except Exception as error:
-                    raise _CannotStart(
-                        f"snapshot() of resource {type_label(resource)} raised "
-                        f"{describe_error(error)}; nothing was changed"
-                    ) from error
+        for resource in snapshotables:
+            try:
+                tokens.append((resource, resource.snapshot()))
+            except Exception as error:
+                raise _CannotStart(
+                    f"snapshot() of resource {type_label(resource)} raised "
+                    f"{describe_error(error)}; nothing was changed"
+                ) from error
         return self._session.snapshot(), tokens
 
     def _locks_of(self, snapshotables: tuple[Snapshotable, ...]) -> list[CallLock]:
