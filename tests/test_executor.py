@@ -810,3 +810,7 @@ def test_subclass_value_of_a_union_member_joins_that_member_slice() -> None:
     executor, session = make_executor([tool])
     assert executor.execute(ToolCall("either")).success
     assert session[LookupResult].all() == (DetailedResult("e1", "u"),)
+
+
+# Every test above runs on both of the executor's paths (see ``executor_path``).
+pytestmark = pytest.mark.usefixtures("executor_path")

@@ -616,3 +616,7 @@ def test_an_enabled_predicate_raising_an_unprintable_error_is_a_render_error() -
         "section hi: the enabled predicate raised Unprintable: <str() and repr() of the "
         "error raised>"
     )
+
+
+# Every test above runs on both of the executor's paths (see ``executor_path``).
+pytestmark = pytest.mark.usefixtures("executor_path")

@@ -136,3 +136,7 @@ def test_by_default_a_raising_handler_does_not_propagate() -> None:
     result = executor.execute(ToolCall("write", '{"mode": "raise"}'))
     assert (result.success, filesystem.read("notes.md")) == (False, "original")
     assert len(session[ToolInvoked]) == 1
+
+
+# Every test above runs on both of the executor's paths (see ``executor_path``).
+pytestmark = pytest.mark.usefixtures("executor_path")

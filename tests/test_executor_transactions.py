@@ -419,3 +419,7 @@ def test_sessions_sharing_a_prompt_without_resources_run_side_by_side() -> None:
     assert second.execute(ToolCall("gated", '{"label": "second"}')).message == "second"
     thread.join()
     assert results == [ToolResult(message="first")]
+
+
+# Every test above runs on both of the executor's paths (see ``executor_path``).
+pytestmark = pytest.mark.usefixtures("executor_path")

@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,6 +71,7 @@ from wink.runtime.events import ToolInvoked, _tool_invoked
 from wink.runtime.session import Session
 from wink.runtime.snapshot import Snapshot
 from wink.tools import Tool, ToolContext, ToolResult
+from wink.tools.result import _set_rendered, render_value
 
 if TYPE_CHECKING:
     # Imported at run time only where a call awaits: a program that only calls
@@ -110,6 +112,8 @@ class _Plan:
     overlaps: bool
     """Whether its calls may overlap with others of a turn (a handler, not sequential,
     no policy)."""
+    plain: bool
+    """Whether it has a handler and the handler is a plain (not async) function."""
 
 
 class ToolExecutor:
@@ -131,6 +135,7 @@ class ToolExecutor:
         "_clock",
         "_context",
         "_deadline",
+        "_direct",
         "_heartbeat",
         "_locks",
         "_plans",
@@ -184,6 +189,9 @@ class ToolExecutor:
         # Whether calls keep a record of singletons built during them, or have resources
         # of their own: fixed once the registry is built.
         self._scoped = self._resources.lazy_singletons or self._resources.needs_call_scope
+        # Whether ``execute`` may run a plain handler's calls directly (``_run_direct``):
+        # nothing is built per call, and there is no limit to check.
+        self._direct = not self._scoped and deadline is None and budget_tracker is None
         self._locks: tuple[tuple[Snapshotable, ...], list[CallLock]] | None = None
         # The context of a call with no call scope: every part is this executor's, so
         # one immutable context serves all such calls.
@@ -404,6 +412,10 @@ class ToolExecutor:
                     tree.acquire_all(locks)
                 except BaseException as error:
                     return self._not_started(call, error, started_at)
+            if self._direct:
+                plan = self._plans.get(call.name)
+                if plan is not None and plan.plain:
+                    return self._run_direct(plan, tree, call, started_at)
             prepared = self._prepare(tree, call, started_at)
             if not isinstance(prepared, _Prepared):
                 return prepared
@@ -467,17 +479,8 @@ class ToolExecutor:
             return self._record_failure(call, None, message, started_at)
         try:
             params = plan.parse(call.arguments)
-        except ContractViolation as violation:
-            problems = describe_problems(violation.problems)
-            message = f"Invalid arguments for tool {call.name!r}:\n{problems}"
-            return self._record_failure(call, None, message, started_at)
-        except Exception as error:  # e.g. a decoded mapping holding values JSON cannot carry
-            message = f"Invalid arguments for tool {call.name!r}: {describe_error(error)}"
-            return self._record_failure(call, None, message, started_at)
-        except BaseException as error:  # from a validator of the params type
-            message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
-            self._record_failure(call, None, message, started_at)
-            raise
+        except BaseException as error:
+            return self._unparsed(call, error, started_at)
         registry = self._resources
         if not self._scoped:
             context = self._context
@@ -488,6 +491,70 @@ class ToolExecutor:
             outcome = self._saved_and_allowed(prepared)
             return prepared if outcome is None else outcome
         return self._prepare_scoped(tree, plan, params, call, started_at)
+
+    def _unparsed(
+        self, call: ToolCall, error: BaseException, started_at: datetime
+    ) -> ToolResult[Any]:
+        """Record a call whose arguments could not be parsed; an interruption (from a
+        validator of the params type) is re-raised."""
+        if isinstance(error, ContractViolation):
+            problems = describe_problems(error.problems)
+            message = f"Invalid arguments for tool {call.name!r}:\n{problems}"
+            return self._record_failure(call, None, message, started_at)
+        if isinstance(error, Exception):  # e.g. a decoded mapping holding values JSON cannot carry
+            message = f"Invalid arguments for tool {call.name!r}: {describe_error(error)}"
+            return self._record_failure(call, None, message, started_at)
+        message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
+        self._record_failure(call, None, message, started_at)
+        raise error
+
+    def _run_direct(
+        self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
+    ) -> ToolResult[Any]:
+        """A call of a plain handler on an executor that builds nothing per call and has
+        no limit to check: ``_prepare``, ``_invoke`` and ``_finished`` written out as one
+        phase, with a ``_Prepared`` built only when a failure path needs it."""
+        try:
+            params = plan.parse(call.arguments)
+        except BaseException as error:
+            return self._unparsed(call, error, started_at)
+        registry = self._resources
+        context = self._context
+        if context is None:
+            context = self._context = self._new_context(registry)
+        try:
+            saved = self._save(registry, tree)
+        except BaseException as error:
+            return self._unsaved(plan.tool, call, params, error, started_at)
+        prepared: _Prepared | None = None
+        if plan.policies:
+            prepared = _Prepared(
+                plan, params, context, registry, None, 0, tree, call, started_at, saved
+            )
+            try:
+                refusal = self._refusal(plan, params, context)
+            except BaseException as error:
+                return self._on_error(prepared, error)
+            if refusal is not None:
+                return self._denied(prepared, refusal)
+        try:
+            returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plan.plain
+            outcome, committed = self._commit(
+                plan, call, params, context, None, started_at, returned
+            )
+        except BaseException as error:  # handled as the failure table says
+            if prepared is None:
+                prepared = _Prepared(
+                    plan, params, context, registry, None, 0, tree, call, started_at, saved
+                )
+            return self._on_error(prepared, error)
+        if committed:
+            return outcome
+        if prepared is None:
+            prepared = _Prepared(
+                plan, params, context, registry, None, 0, tree, call, started_at, saved
+            )
+        return self._fail(prepared, outcome, render=True)
 
     def _prepare_scoped(
         self, tree: CallTree, plan: _Plan, params: Any, call: ToolCall, started_at: datetime
@@ -556,13 +623,9 @@ class ToolExecutor:
         # Saved before the policies run: a policy that changes state and then denies
         # (or raises) leaves nothing behind either.
         try:
-            prepared.saved = self._save(prepared)
-        except _CannotStart as error:
-            message = f"Tool {tool.name!r} could not start: {error}"
-            return self._record_failure(call, params, message, started_at)
+            prepared.saved = self._save(prepared.resources, prepared.tree)
         except BaseException as error:
-            self._record_failure(call, params, _interrupted(tool, error), started_at)
-            raise
+            return self._unsaved(tool, call, params, error, started_at)
         if not plan.policies and self._deadline is None and self._budget_tracker is None:
             return None
         try:
@@ -571,6 +634,26 @@ class ToolExecutor:
             return self._on_error(prepared, error)
         if refusal is None:
             return None
+        return self._denied(prepared, refusal)
+
+    def _unsaved(
+        self,
+        tool: Tool[Any, Any],
+        call: ToolCall,
+        params: Any,
+        error: BaseException,
+        started_at: datetime,
+    ) -> ToolResult[Any]:
+        """Record a call whose state could not be saved (nothing changed); an
+        interruption is re-raised."""
+        if isinstance(error, _CannotStart):
+            message = f"Tool {tool.name!r} could not start: {error}"
+            return self._record_failure(call, params, message, started_at)
+        self._record_failure(call, params, _interrupted(tool, error), started_at)
+        raise error
+
+    def _denied(self, prepared: _Prepared, refusal: str) -> ToolResult[Any]:
+        """Roll back and record a call a policy (or a limit) refused."""
         telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
         denial: ToolResult[Any] = ToolResult.error(refusal)
         return self._fail(prepared, denial, denied=True)
@@ -593,7 +676,15 @@ class ToolExecutor:
         try:
             if self._deadline is not None or self._budget_tracker is not None:
                 self._check_limits(f"tool {prepared.plan.tool.name!r} returned")
-            outcome, committed = self._commit(prepared, returned)
+            outcome, committed = self._commit(
+                prepared.plan,
+                prepared.call,
+                prepared.params,
+                prepared.context,
+                prepared.scope,
+                prepared.started_at,
+                returned,
+            )
         except BaseException as error:
             return self._on_error(prepared, error)
         if committed:
@@ -635,14 +726,22 @@ class ToolExecutor:
             self._fail(prepared, interrupted)
         raise error
 
-    def _commit(self, prepared: _Prepared, returned: object) -> tuple[ToolResult[Any], bool]:
+    def _commit(
+        self,
+        plan: _Plan,
+        call: ToolCall,
+        params: Any,
+        context: ToolContext,
+        scope: ToolCallScope | None,
+        started_at: datetime,
+        returned: object,
+    ) -> tuple[ToolResult[Any], bool]:
         """Record a successful result and return it rendered, with ``True``; or the
         failure to return, with ``False``.
 
         The value must be of the tool's declared result type; it is rendered through
         the tool's result contract, so a subclass instance shows the declared fields.
         """
-        plan = prepared.plan
         tool = plan.tool
         if not isinstance(returned, ToolResult):
             message = f"Tool {tool.name!r} returned {type_label(returned)}, not a ToolResult."
@@ -653,15 +752,23 @@ class ToolExecutor:
         if not returned.success:
             return returned, False
         value = returned.value
-        value_type = _value_type(plan, value)
-        if value_type is _NONCONFORMING:
-            message = (
-                f"Tool {tool.name!r} returned {type_label(value)}, expected "
-                f"{type_name(tool.result_type)}"
-            )
-            return ToolResult.error(message), False
+        declared = plan.result_class
+        if value is not None and declared is not None and isinstance(value, declared):
+            value_type: type[Any] | None = declared  # ``_value_type``'s common case
+        else:
+            value_type = _value_type(plan, value)
+            if value_type is _NONCONFORMING:
+                message = (
+                    f"Tool {tool.name!r} returned {type_label(value)}, expected "
+                    f"{type_name(tool.result_type)}"
+                )
+                return ToolResult.error(message), False
+        exact = type(returned) is ToolResult
         try:
-            text = returned.render_with(tool.result_contract)
+            if exact:
+                text = render_value(value, tool.result_contract)
+            else:
+                text = returned.render_with(tool.result_contract)
         except ContractViolation as violation:
             message = (
                 f"Tool {tool.name!r} returned a value that does not match its result type "
@@ -673,16 +780,20 @@ class ToolExecutor:
         except Exception as error:
             return _not_applied(tool, error), False
         try:
-            # Kept with the result, so that providers need not render it again.
-            result = returned.rendered_as(text)
-            call, params = prepared.call, prepared.params
+            # Kept with the result, so that providers need not render it again. A result
+            # that nothing but this call holds (see ``_UNSHARED``) takes the text itself.
+            if exact and _refcount(returned) <= _UNSHARED:
+                _set_rendered(returned, text)
+                result: ToolResult[Any] = returned
+            else:
+                result = returned.rendered_as(text)
             for policy in plan.policies:
-                policy.on_result(tool, params, result, context=prepared.context)
-            if prepared.scope is not None:
+                policy.on_result(tool, params, result, context=context)
+            if scope is not None:
                 # Closed before the call is recorded: a close that is interrupted
                 # (a BaseException) must not leave a success on record.
-                _close_scope(prepared.scope, call.name)
-            self._record(call, params, result, text, prepared.started_at, value_type)
+                _close_scope(scope, call.name)
+            self._record(call, params, result, text, started_at, value_type)
         except _PROPAGATED:
             raise
         except Exception as error:
@@ -726,16 +837,16 @@ class ToolExecutor:
         if self._budget_tracker is not None:
             self._budget_tracker.check()
 
-    def _save(self, prepared: _Prepared) -> _Saved:
-        """Take the resources' turns, then snapshot them and the session."""
-        snapshotables = prepared.resources.snapshotables()
+    def _save(self, resources: _Resources, tree: CallTree) -> _Saved:
+        """Take the resources' turns (for ``tree``), then snapshot them and the session."""
+        snapshotables = resources.snapshotables()
         if not snapshotables:
             return self._session.snapshot(), ()
         cached = self._locks
         # Taken already when the call started, unless something was built since.
         if cached is None or cached[0] is not snapshotables:
             try:
-                prepared.tree.acquire_all(self._locks_of(snapshotables))
+                tree.acquire_all(self._locks_of(snapshotables))
             except TurnRefused as error:
                 raise _CannotStart(str(error)) from error
         tokens: list[tuple[Snapshotable, object]] = []
@@ -912,6 +1023,7 @@ class _Prepared:
         tree: CallTree,
         call: ToolCall,
         started_at: datetime,
+        saved: _Saved | None = None,
     ) -> None:
         self.plan = plan
         self.params = params
@@ -923,7 +1035,7 @@ class _Prepared:
         self.tree = tree
         self.call = call
         self.started_at = started_at
-        self.saved: _Saved | None = None
+        self.saved = saved
         """The snapshots a failure restores (taken before the policies run)."""
 
 
@@ -1070,7 +1182,32 @@ def _plan_of(binding: ToolBinding) -> _Plan:
                 "on_result(tool, params, result, *, context))"
             )
     overlaps = tool.handler is not None and not tool.sequential and not unique
-    return _Plan(tool, tool.params_contract.parse, unique, plain_class(tool.result_type), overlaps)
+    plain = tool.handler is not None and not tool.is_async
+    return _Plan(
+        tool, tool.params_contract.parse, unique, plain_class(tool.result_type), overlaps, plain
+    )
+
+
+_refcount = sys.getrefcount
+
+
+class _Probe:
+    """Stands for a handler's result on its way through ``_run_direct`` to ``_commit``."""
+
+    def commit(self, plan: object, call: object, returned: object) -> int:
+        return _refcount(returned)
+
+    def run(self) -> int:
+        returned = _Probe()
+        return self.commit(None, None, returned)
+
+
+_UNSHARED = _Probe().run()
+"""What ``sys.getrefcount`` says in ``_commit`` of a result that nothing but the call
+holds: ``_run_direct``'s variable, ``_commit``'s argument and the count's own. Measured
+the same way on this interpreter, since how arguments are held differs between
+versions. A handler's result with more references (kept by the handler, or met on a
+longer path) is copied rather than changed."""
 
 
 _NONCONFORMING: Any = object()  # what ``_value_type`` returns for a value of another type
