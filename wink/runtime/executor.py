@@ -526,34 +526,25 @@ class ToolExecutor:
             saved = self._save(registry, tree)
         except BaseException as error:
             return self._unsaved(plan.tool, call, params, error, started_at)
-        prepared: _Prepared | None = None
-        if plan.policies:
-            prepared = _Prepared(
-                plan, params, context, registry, None, 0, tree, call, started_at, saved
-            )
-            try:
-                refusal = self._refusal(plan, params, context)
-            except BaseException as error:
-                return self._on_error(prepared, error)
-            if refusal is not None:
-                return self._denied(prepared, refusal)
+        refusal: str | None = None
         try:
-            returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plan.plain
-            outcome, committed = self._commit(
-                plan, call, params, context, None, started_at, returned
-            )
-        except BaseException as error:  # handled as the failure table says
-            if prepared is None:
-                prepared = _Prepared(
-                    plan, params, context, registry, None, 0, tree, call, started_at, saved
+            if plan.policies:
+                refusal = self._refusal(plan, params, context)
+            if refusal is None:
+                returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plain
+                outcome, committed = self._commit(
+                    plan, call, params, context, None, started_at, returned
                 )
+                if committed:
+                    return outcome
+        except BaseException as error:  # handled as the failure table says
+            prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
+            prepared.saved = saved
             return self._on_error(prepared, error)
-        if committed:
-            return outcome
-        if prepared is None:
-            prepared = _Prepared(
-                plan, params, context, registry, None, 0, tree, call, started_at, saved
-            )
+        prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
+        prepared.saved = saved
+        if refusal is not None:
+            return self._denied(prepared, refusal)
         return self._fail(prepared, outcome, render=True)
 
     def _prepare_scoped(
@@ -1023,7 +1014,6 @@ class _Prepared:
         tree: CallTree,
         call: ToolCall,
         started_at: datetime,
-        saved: _Saved | None = None,
     ) -> None:
         self.plan = plan
         self.params = params
@@ -1035,7 +1025,7 @@ class _Prepared:
         self.tree = tree
         self.call = call
         self.started_at = started_at
-        self.saved = saved
+        self.saved: _Saved | None = None
         """The snapshots a failure restores (taken before the policies run)."""
 
 
