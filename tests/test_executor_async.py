@@ -809,3 +809,7 @@ def test_two_calls_each_sleeping_0_1_s_overlap_without_keep_history() -> None:
     started = time.perf_counter()
     bounded(executor().aexecute_all([work_call("a", 0.1), work_call("b", 0.1)]))
     assert time.perf_counter() - started < 0.19
+
+
+# Every test above runs on both of the executor's paths (see ``executor_path``).
+pytestmark = pytest.mark.usefixtures("executor_path")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
@@ -96,3 +97,21 @@ def test_a_result_shared_between_calls_is_never_changed_and_each_call_has_its_te
         assert first.render() == "total 7"
     finally:
         value.total = 7
+
+
+async def afresh(params: Count, *, context: ToolContext) -> ToolResult[Total]:
+    result = ToolResult(message="fresh", value=Total(params.n))
+    built.append(id(result))
+    return result
+
+
+def test_an_awaited_result_only_the_call_holds_is_returned_itself_with_its_text() -> None:
+    built.clear()
+    tool = Tool[Count, Total](name="afresh", description="d", handler=afresh)
+    template = PromptTemplate(
+        ns="tests", key="result_text_async", sections=[MarkdownSection(title="T", tools=[tool])]
+    )
+    run = ToolExecutor(prompt=Prompt(template), session=Session())
+    result = asyncio.run(run.aexecute(ToolCall("afresh", '{"n": 6}', "c1")))
+    assert id(result) == built[0]
+    assert result.render() == "total 6"

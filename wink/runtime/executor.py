@@ -114,6 +114,8 @@ class _Plan:
     no policy)."""
     plain: bool
     """Whether it has a handler and the handler is a plain (not async) function."""
+    awaitable: bool
+    """Whether ``aexecute`` may run it inline: it has a handler, async or not in a thread."""
 
 
 class ToolExecutor:
@@ -444,6 +446,10 @@ class ToolExecutor:
                     await _wait_for(tree, locks)
                 except BaseException as error:
                     return self._not_started(call, error, started_at)
+            if self._direct:
+                plan = self._plans.get(call.name)
+                if plan is not None and plan.awaitable:
+                    return await self._arun_direct(plan, tree, call, started_at)
             prepared = self._prepare(tree, call, started_at)
             if not isinstance(prepared, _Prepared):
                 return prepared
@@ -514,18 +520,10 @@ class ToolExecutor:
         """A call of a plain handler on an executor that builds nothing per call and has
         no limit to check: ``_prepare``, ``_invoke`` and ``_finished`` written out as one
         phase, with a ``_Prepared`` built only when a failure path needs it."""
-        try:
-            params = plan.parse(call.arguments)
-        except BaseException as error:
-            return self._unparsed(call, error, started_at)
-        registry = self._resources
-        context = self._context
-        if context is None:
-            context = self._context = self._new_context(registry)
-        try:
-            saved = self._save(registry, tree)
-        except BaseException as error:
-            return self._unsaved(plan.tool, call, params, error, started_at)
+        ready = self._direct_ready(plan, tree, call, started_at)
+        if isinstance(ready, ToolResult):
+            return ready  # the recorded failure
+        params, context, _saved = ready
         refusal: str | None = None
         try:
             if plan.policies:
@@ -538,14 +536,72 @@ class ToolExecutor:
                 if committed:
                     return outcome
         except BaseException as error:  # handled as the failure table says
-            prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
-            prepared.saved = saved
-            return self._on_error(prepared, error)
-        prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
-        prepared.saved = saved
+            return self._on_error(self._direct_prepared(plan, ready, tree, call, started_at), error)
+        prepared = self._direct_prepared(plan, ready, tree, call, started_at)
         if refusal is not None:
             return self._denied(prepared, refusal)
         return self._fail(prepared, outcome, render=True)
+
+    async def _arun_direct(
+        self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
+    ) -> ToolResult[Any]:
+        """``_run_direct``'s twin for ``aexecute``: an async handler is awaited, a plain one
+        (not ``in_thread``) runs inline."""
+        ready = self._direct_ready(plan, tree, call, started_at)
+        if isinstance(ready, ToolResult):
+            return ready  # the recorded failure
+        params, context, _saved = ready
+        refusal: str | None = None
+        try:
+            if plan.policies:
+                refusal = self._refusal(plan, params, context)
+            if refusal is None:
+                returned: Any = plan.tool.handler(params, context=context)  # type: ignore[misc]
+                if plan.tool.is_async:
+                    returned = await returned
+                outcome, committed = self._commit(
+                    plan, call, params, context, None, started_at, returned
+                )
+                if committed:
+                    return outcome
+        except BaseException as error:  # cancellation included: rolled back
+            return self._on_error(self._direct_prepared(plan, ready, tree, call, started_at), error)
+        prepared = self._direct_prepared(plan, ready, tree, call, started_at)
+        if refusal is not None:
+            return self._denied(prepared, refusal)
+        return self._fail(prepared, outcome, render=True)
+
+    def _direct_ready(
+        self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
+    ) -> tuple[Any, ToolContext, _Saved] | ToolResult[Any]:
+        """A direct call's parsed params, context and saved state; or its recorded failure."""
+        try:
+            params = plan.parse(call.arguments)
+        except BaseException as error:
+            return self._unparsed(call, error, started_at)
+        context = self._context
+        if context is None:
+            context = self._context = self._new_context(self._resources)
+        try:
+            saved = self._save(self._resources, tree)
+        except BaseException as error:
+            return self._unsaved(plan.tool, call, params, error, started_at)
+        return params, context, saved
+
+    def _direct_prepared(
+        self,
+        plan: _Plan,
+        ready: tuple[Any, ToolContext, _Saved],
+        tree: CallTree,
+        call: ToolCall,
+        started_at: datetime,
+    ) -> _Prepared:
+        """What the failure phases need of a direct call."""
+        params, context, saved = ready
+        registry = self._resources
+        prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
+        prepared.saved = saved
+        return prepared
 
     def _prepare_scoped(
         self, tree: CallTree, plan: _Plan, params: Any, call: ToolCall, started_at: datetime
@@ -1173,8 +1229,15 @@ def _plan_of(binding: ToolBinding) -> _Plan:
             )
     overlaps = tool.handler is not None and not tool.sequential and not unique
     plain = tool.handler is not None and not tool.is_async
+    awaitable = tool.handler is not None and (tool.is_async or not tool.in_thread)
     return _Plan(
-        tool, tool.params_contract.parse, unique, plain_class(tool.result_type), overlaps, plain
+        tool,
+        tool.params_contract.parse,
+        unique,
+        plain_class(tool.result_type),
+        overlaps,
+        plain,
+        awaitable,
     )
 
 
