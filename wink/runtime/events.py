@@ -74,12 +74,13 @@ _FIELDS = (
     "denied",
     "rolled_back",
 )
-_set_prompt_name, _set_name, _set_call_id, _set_params, _set_arguments, _set_result = (
-    ToolInvoked.__dict__[field].__set__ for field in _FIELDS[:6]
-)
-_set_rendered_output, _set_started_at, _set_finished_at, _set_denied, _set_rolled_back = (
-    ToolInvoked.__dict__[field].__set__ for field in _FIELDS[6:]
-)
+
+
+class _Unfrozen:
+    """``ToolInvoked``'s exact layout (the same slots, in order) with plain attribute
+    stores: an event is filled in as one of these, then made a ``ToolInvoked``."""
+
+    __slots__ = ToolInvoked.__slots__
 
 
 def _tool_invoked(
@@ -95,22 +96,29 @@ def _tool_invoked(
     denied: bool,
     rolled_back: bool,
 ) -> ToolInvoked:
-    """``ToolInvoked(...)`` with every field given, through its slots: the executor's
-    way (half the cost of the frozen dataclass's ``__init__``, which has nothing more
-    to check)."""
-    event: ToolInvoked = object.__new__(ToolInvoked)
-    _set_prompt_name(event, prompt_name)
-    _set_name(event, name)
-    _set_call_id(event, call_id)
-    _set_params(event, params)
-    _set_arguments(event, arguments)
-    _set_result(event, result)
-    _set_rendered_output(event, rendered_output)
-    _set_started_at(event, started_at)
-    _set_finished_at(event, finished_at)
-    _set_denied(event, denied)
-    _set_rolled_back(event, rolled_back)
-    return event
+    """``ToolInvoked(...)`` with every field given: the executor's way (under a quarter
+    of the cost of the frozen dataclass's ``__init__``, which has nothing more to check).
+
+    Its slots are stored through a class of the same layout, whose stores are plain,
+    and then the object's class is set: the result is a ``ToolInvoked`` in every way.
+    """
+    event: Any = _new(_Unfrozen)  # its slots are named only at run time
+    event.prompt_name = prompt_name
+    event.name = name
+    event.call_id = call_id
+    event.params = params
+    event.arguments = arguments
+    event.result = result
+    event.rendered_output = rendered_output
+    event.started_at = started_at
+    event.finished_at = finished_at
+    event.denied = denied
+    event.rolled_back = rolled_back
+    event.__class__ = ToolInvoked  # the same layout: allowed, and nothing else changes
+    return event  # type: ignore[no-any-return]  # a ToolInvoked now
+
+
+_new = object.__new__
 
 
 def recorded_call(document: Mapping[str, Any]) -> ToolCall:
