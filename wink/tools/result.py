@@ -155,7 +155,8 @@ def render_value(value: Any, contract: Contract[Any] | None = None) -> str:
         if not isinstance(text, str):
             raise TypeError(f"{type(value).__qualname__}.render() returned {type(text).__name__}")
         return text
-    _warn_missing_render(type(value))
+    if type(value) not in _CHECKED:  # the common case without a frame
+        _warn_missing_render(type(value))
     if contract is not None:
         return contract.dump_json(value, exclude_none=True)
     if isinstance(value, list | tuple):
@@ -169,9 +170,10 @@ _CHECKED_LOCK = threading.Lock()
 
 
 def _warn_missing_render(value_type: type[Any]) -> None:
-    """Warn, once per type, that a dataclass or model value is shown to the model as JSON."""
-    if value_type in _CHECKED:  # the common case, without the lock
-        return
+    """Warn, once per type, that a dataclass or model value is shown to the model as JSON.
+
+    Called only for a type not in ``_CHECKED`` yet: the caller tests that, without a lock.
+    """
     with _CHECKED_LOCK:
         if value_type in _CHECKED:
             return
