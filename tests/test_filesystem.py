@@ -198,6 +198,64 @@ def test_nested_snapshots_restore_innermost_then_outermost() -> None:
     assert filesystem.read("a.txt") == "0"
 
 
+def test_snapshot_without_changes_since_is_the_same_token() -> None:
+    filesystem = InMemoryFilesystem(files={"a.txt": "1"})
+    first = filesystem.snapshot()
+    assert filesystem.read("a.txt") == "1"
+    assert filesystem.exists("a.txt")
+    assert filesystem.list() == ["a.txt"]
+    assert filesystem.snapshot() is first
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda filesystem: filesystem.write("a.txt", "2"),
+        lambda filesystem: filesystem.write("a.txt", "1"),  # the same text: still a change
+        lambda filesystem: filesystem.write("d/b.txt", "new"),
+        lambda filesystem: filesystem.delete("a.txt"),
+    ],
+    ids=["overwrite", "same-text", "new-file", "delete"],
+)
+def test_every_change_gives_a_new_token_and_the_old_one_still_restores(
+    change: Callable[[InMemoryFilesystem], None],
+) -> None:
+    filesystem = InMemoryFilesystem(files={"a.txt": "1"})
+    before = filesystem.snapshot()
+    change(filesystem)
+    after = filesystem.snapshot()
+    assert after is not before
+    filesystem.restore(before)
+    assert tree(filesystem) == {"a.txt": "1"}
+    assert filesystem.snapshot() is before
+    filesystem.restore(after)
+    assert filesystem.snapshot() is after
+
+
+def test_refused_change_keeps_the_token() -> None:
+    filesystem = InMemoryFilesystem(files={"a.txt": "1", "d/b.txt": "2"})
+    token = filesystem.snapshot()
+    refusals = (
+        lambda: filesystem.write("a.txt/c.txt", "x"),
+        lambda: filesystem.write("d", "x"),
+        lambda: filesystem.delete("d"),
+        lambda: filesystem.delete("missing.txt"),
+    )
+    for refused in refusals:
+        with pytest.raises(FilesystemError):
+            refused()
+    assert filesystem.snapshot() is token
+
+
+def test_filesystems_never_share_a_token() -> None:
+    first, second = InMemoryFilesystem(), InMemoryFilesystem()
+    assert first.snapshot() is not second.snapshot()
+    first.write("a.txt", "1")
+    second.restore(first.snapshot())
+    first.write("a.txt", "2")
+    assert (first.read("a.txt"), second.read("a.txt")) == ("2", "1")
+
+
 def test_restoring_a_foreign_token_is_refused() -> None:
     with pytest.raises(FilesystemError) as raised:
         InMemoryFilesystem().restore("token")

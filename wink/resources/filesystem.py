@@ -118,6 +118,12 @@ _EMPTY: _Directory = {}
 
 @dataclass(frozen=True, slots=True)
 class _MemorySnapshot:
+    """One version of an ``InMemoryFilesystem``'s tree: what ``snapshot()`` hands out.
+
+    The filesystem holds its current tree in one of these and builds a new one only
+    when the tree changes, so ``snapshot()`` returns the one it holds: no allocation.
+    """
+
     root: _Directory
 
 
@@ -126,21 +132,22 @@ class InMemoryFilesystem:
 
     Every directory is an immutable mapping; a write or delete builds new copies of
     the directories on its path and shares every other directory and file with the
-    previous tree. So ``snapshot()`` keeps the current root (O(1)) and ``restore()``
-    swaps it back (O(1)), whatever the amount of state. A write costs O(depth plus
-    the entries of the directories on its path); it never depends on other
-    directories or on file sizes. Directories exist once a file is written in them
+    previous tree. The current tree is held in an immutable version token, replaced
+    on every change: ``snapshot()`` returns that token (O(1), no allocation) and
+    ``restore()`` swaps it back (O(1)), whatever the amount of state. A write costs
+    O(depth plus the entries of the directories on its path); it never depends on
+    other directories or on file sizes. Directories exist once a file is written in them
     and stay, empty, when their files are deleted, as on a host filesystem.
     """
 
-    __slots__ = ("_lock", "_mount", "_root")
+    __slots__ = ("_lock", "_mount", "_version")
 
     def __init__(self, mount_point: str = "/mnt", files: Mapping[str, str] | None = None) -> None:
         """A filesystem mounted at ``mount_point`` holding ``files`` (path -> text)."""
         self._mount = _Mount.at(mount_point)
-        self._root: _Directory = _EMPTY
-        # Writers replace the root after reading it; the lock keeps them from losing
-        # each other's updates. Readers need no lock: the root is swapped atomically.
+        self._version = _MemorySnapshot(_EMPTY)
+        # Writers replace the version after reading it; the lock keeps them from losing
+        # each other's updates. Readers need no lock: the version is swapped atomically.
         self._lock = threading.Lock()
         for path, content in (files or {}).items():
             self.write(path, content)
@@ -156,7 +163,7 @@ class InMemoryFilesystem:
 
     def read(self, path: str) -> str:
         """The text of the file at ``path``."""
-        node = _lookup(self._root, self._mount.relative(path))
+        node = _lookup(self._version.root, self._mount.relative(path))
         if node is None:
             raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
         if not isinstance(node, str):
@@ -169,37 +176,39 @@ class InMemoryFilesystem:
         if not parts:
             raise FilesystemError(f"is a directory, not a file: {path!r}")
         with self._lock:
-            self._root = _with_file(self._root, parts, content, path)
+            self._version = _MemorySnapshot(_with_file(self._version.root, parts, content, path))
 
     def exists(self, path: str) -> bool:
         """Whether a file or directory exists at ``path``."""
-        return _lookup(self._root, self._mount.relative(path)) is not None
+        return _lookup(self._version.root, self._mount.relative(path)) is not None
 
     def delete(self, path: str) -> None:
         """Remove the file at ``path`` (directories are refused)."""
         parts = self._mount.relative(path)
         with self._lock:
-            node = _lookup(self._root, parts)
+            root = self._version.root
+            node = _lookup(root, parts)
             if node is None:
                 raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
             if not isinstance(node, str):
                 raise FilesystemError(f"is a directory, not a file: {path!r}")
-            self._root = _without_file(self._root, parts)
+            self._version = _MemorySnapshot(_without_file(root, parts))
 
     def snapshot(self) -> object:
-        """An O(1) token of the current state, for ``restore``."""
-        return _MemorySnapshot(self._root)
+        """An O(1) token of the current state, for ``restore``; the same token until the
+        files change."""
+        return self._version
 
     def restore(self, snapshot: object) -> None:
         """Return to the state of ``snapshot`` (any earlier snapshot, in any order)."""
         if not isinstance(snapshot, _MemorySnapshot):
             raise FilesystemError(f"not a snapshot of an InMemoryFilesystem: {snapshot!r}")
         with self._lock:
-            self._root = snapshot.root
+            self._version = snapshot
 
     def list(self, path: str = ".") -> builtins.list[str]:
         """Sorted names directly under the directory ``path``; directories end with ``/``."""
-        node = _lookup(self._root, self._mount.relative(path))
+        node = _lookup(self._version.root, self._mount.relative(path))
         if node is None:
             raise FileNotFoundInFilesystemError(f"no such directory: {path!r}")
         if isinstance(node, str):
