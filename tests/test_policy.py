@@ -27,7 +27,7 @@ from wink.policy import (
     ToolPolicy,
     load_policy_state,
 )
-from wink.runtime import Session, ToolCall, ToolExecutor
+from wink.runtime import Session, SliceVersion, ToolCall, ToolExecutor
 
 
 @dataclass(frozen=True)
@@ -489,3 +489,140 @@ def test_policies_with_distinct_names_keep_separate_state() -> None:
     assert load_policy_state(session, "first").invoked_tools == frozenset({"lint"})
     assert load_policy_state(session, "second") == PolicyState("second")
     assert message(executor, "deploy") is not None
+
+
+# Policy state read on every call: the same state object while the slice is unchanged
+
+
+def test_a_repeated_success_writes_no_new_version_of_the_policy_state() -> None:
+    session = Session(keep_history=True)
+    executor = executor_for(DEPLOY_TOOLS, DEPLOY_POLICY, session=session)
+    assert message(executor, "lint") is None
+    recorded = session[PolicyState].values()
+    assert message(executor, "lint") is None
+    assert message(executor, "lint") is None
+    assert session[PolicyState].values() is recorded
+    versions = [
+        version.cause
+        for version in session[SliceVersion].all()
+        if version.slice_type == "wink.policy.state:PolicyState"
+    ]
+    assert versions == ["update"]
+
+
+def test_one_policy_shared_by_two_sessions_keeps_each_sessions_state() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    first = executor_for(DEPLOY_TOOLS, policy, session=Session())
+    second = executor_for(DEPLOY_TOOLS, policy, session=Session())
+    denied = (
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+    assert message(first, "test") is None
+    assert [message(first, "deploy"), message(second, "deploy"), message(first, "deploy")] == [
+        None,
+        denied,
+        None,
+    ]
+    assert message(second, "test") is None
+    assert message(second, "deploy") is None
+
+
+def test_a_dependency_is_checked_against_the_restored_state_after_a_restore() -> None:
+    session = Session()
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    executor = executor_for(DEPLOY_TOOLS, policy, session=session)
+    before_test = session.snapshot()
+    assert message(executor, "test") is None
+    assert message(executor, "deploy") is None
+    after_test = session.snapshot()
+    denied = (
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+    session.restore(before_test)
+    assert message(executor, "deploy") == denied
+    session.restore(after_test)
+    assert message(executor, "deploy") is None
+    session.reset()
+    assert message(executor, "deploy") == denied
+
+
+class BreaksAfter:
+    """Allows every call; its ``on_result`` raises for the tool ``breaking``."""
+
+    name = "breaks_after"
+
+    def __init__(self, breaking: str) -> None:
+        self.breaking = breaking
+
+    def check(self, tool: Any, params: Any, *, context: ToolContext) -> PolicyDecision:
+        return PolicyDecision.allow()
+
+    def on_result(self, tool: Any, params: Any, result: Any, *, context: ToolContext) -> None:
+        if tool.name == self.breaking:
+            raise RuntimeError("cannot apply")
+
+
+def test_a_success_recorded_by_a_call_that_is_rolled_back_is_gone() -> None:
+    session = Session()
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"lint", "test"})})
+    template = PromptTemplate(
+        ns="tests",
+        key="rolled_back",
+        sections=[
+            MarkdownSection(
+                title="Tools", tools=DEPLOY_TOOLS, policies=[policy, BreaksAfter("test")]
+            )
+        ],
+    )
+    executor = ToolExecutor(prompt=Prompt(template), session=session)
+    assert message(executor, "lint") is None
+    assert message(executor, "test") == (
+        "Tool 'test' succeeded but its result could not be applied, so its changes were "
+        "rolled back: RuntimeError: cannot apply"
+    )
+    assert session[PolicyState].all() == (
+        PolicyState("sequential_dependency", invoked_tools=frozenset({"lint"})),
+    )
+    assert message(executor, "deploy") == (
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+
+
+def test_a_read_rolled_back_with_its_call_does_not_unlock_a_write() -> None:
+    session = Session()
+    template = PromptTemplate(
+        ns="tests",
+        key="rolled_back_read",
+        sections=[
+            MarkdownSection(
+                title="Files",
+                tools=FILE_TOOLS,
+                policies=[ReadBeforeWritePolicy(), BreaksAfter("read_file")],
+            )
+        ],
+    )
+    prompt = Prompt(template, resources={Filesystem: files(config="old")})
+    executor = ToolExecutor(prompt=prompt, session=session)
+    assert message(executor, "read_file", '{"path": "config"}') == (
+        "Tool 'read_file' succeeded but its result could not be applied, so its changes were "
+        "rolled back: RuntimeError: cannot apply"
+    )
+    assert session[PolicyState].all() == ()
+    assert message(executor, "write_file", '{"path": "config"}') == (
+        "File 'config' already exists and has not been read: call read_file on it before "
+        "overwriting it (policy 'read_before_write')."
+    )
+
+
+def test_policy_state_without_a_session_is_empty() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    context = ToolContext(session=None)
+    deploy = DEPLOY_TOOLS[3]
+    assert policy.check(deploy, None, context=context) == PolicyDecision.deny(
+        "Tool 'deploy' cannot run yet: call test successfully first "
+        "(policy 'sequential_dependency')."
+    )
+    assert policy.check(DEPLOY_TOOLS[2], None, context=context) is PolicyDecision.allow()

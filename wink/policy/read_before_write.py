@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wink.policy.decision import PolicyDecision
-from wink.policy.state import load_policy_state, record_policy_state
+from wink.policy.state import _StateReader
 from wink.resources import Filesystem, FilesystemError
 from wink.tools import Tool, ToolContext, ToolResult
 
 __all__ = ["ReadBeforeWritePolicy"]
+
+_ALLOW = PolicyDecision.allow()
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class ReadBeforeWritePolicy:
     name: str = "read_before_write"
     """Names the policy's ``PolicyState``."""
     _remembering: frozenset[str] = field(init=False, repr=False, compare=False)
+    _state: _StateReader = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Computed once: ``check`` and ``on_result`` run on every call.
@@ -43,22 +46,24 @@ class ReadBeforeWritePolicy:
             self.read_tools | self.write_tools if self.remember_writes else self.read_tools
         )
         object.__setattr__(self, "_remembering", frozenset(remembering))
+        object.__setattr__(self, "_state", _StateReader(self.name))
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Deny a write to an existing file that was not read (or written) before."""
         if tool.name not in self.write_tools:
-            return PolicyDecision.allow()
+            return _ALLOW
         target = self._target(params, context.filesystem)
         if target is None:
-            return PolicyDecision.allow()
+            return _ALLOW
         path, key, filesystem = target
         if not filesystem.exists(path):
-            return PolicyDecision.allow()
-        known = load_policy_state(context.session, self.name).invoked_keys
-        if any((name, key) in known for name in self._remembering):
-            return PolicyDecision.allow()
+            return _ALLOW
+        known = self._state.load(context.session).invoked_keys
+        for name in self._remembering:
+            if (name, key) in known:
+                return _ALLOW
         if _is_directory(filesystem, path):
-            return PolicyDecision.allow()  # the tool's own "is a directory" error is clearer
+            return _ALLOW  # the tool's own "is a directory" error is clearer
         readers = " or ".join(sorted(self.read_tools)) or "a read tool"
         return PolicyDecision.deny(
             f"File {path!r} already exists and has not been read: call {readers} on it "
@@ -73,7 +78,7 @@ class ReadBeforeWritePolicy:
             return
         target = self._target(params, context.filesystem)
         if target is not None and context.session is not None:
-            record_policy_state(context.session, self.name, tool.name, key=target[1])
+            self._state.record(context.session, tool.name, key=target[1])
 
     def _target(
         self, params: Any, filesystem: Filesystem | None

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from wink.errors import PromptValidationError
 from wink.policy.decision import PolicyDecision
-from wink.policy.state import load_policy_state, record_policy_state
+from wink.policy.state import _StateReader
 from wink.tools import Tool, ToolContext, ToolResult
 
 __all__ = ["SequentialDependencyPolicy"]
+
+_ALLOW = PolicyDecision.allow()
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,17 @@ class SequentialDependencyPolicy:
     name: str = "sequential_dependency"
     """Names the policy's ``PolicyState``; give two instances distinct names to keep
     their histories apart."""
+    # Built once, read by ``check`` and ``on_result`` on every call: the dependencies
+    # as a plain dict (``dependencies`` is a read-only view of it) and the state reader.
+    _required: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
+    _state: _StateReader = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         frozen = {tool: frozenset(required) for tool, required in self.dependencies.items()}
         _check_acyclic(frozen)
         object.__setattr__(self, "dependencies", MappingProxyType(frozen))
+        object.__setattr__(self, "_required", frozen)
+        object.__setattr__(self, "_state", _StateReader(self.name))
 
     def check_tools(self, tool_names: frozenset[str], governed: frozenset[str]) -> None:
         """Refuse dependencies naming tools the prompt lacks (a typo would block forever),
@@ -80,12 +88,13 @@ class SequentialDependencyPolicy:
 
     def check(self, tool: Tool[Any, Any], params: Any, *, context: ToolContext) -> PolicyDecision:
         """Deny the call while a prerequisite has not succeeded."""
-        required = self.dependencies.get(tool.name)
+        required = self._required.get(tool.name)
         if not required:
-            return PolicyDecision.allow()
-        missing = required - load_policy_state(context.session, self.name).invoked_tools
-        if not missing:
-            return PolicyDecision.allow()
+            return _ALLOW
+        succeeded = self._state.load(context.session).invoked_tools
+        if required <= succeeded:
+            return _ALLOW
+        missing = required - succeeded
         rendered = context.rendered_prompt
         unavailable = (
             frozenset() if rendered is None else frozenset(missing - rendered.bindings.keys())
@@ -106,7 +115,7 @@ class SequentialDependencyPolicy:
     ) -> None:
         """Record that ``tool`` succeeded."""
         if result.success and context.session is not None:
-            record_policy_state(context.session, self.name, tool.name)
+            self._state.record(context.session, tool.name)
 
 
 def _and(names: frozenset[str]) -> str:

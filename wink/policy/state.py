@@ -41,6 +41,55 @@ def record_policy_state(
     known = load_policy_state(session, policy_name)
     if tool in known.invoked_tools and (key is None or (tool, key) in known.invoked_keys):
         return  # nothing new: skip the update, which keeps repeated calls cheap
+    _add(session, policy_name, tool, key)
+
+
+class _StateReader:
+    """One policy's state in a session, read in O(1) while its slice is unchanged.
+
+    A slice's values never change once built, so the state found in the values read
+    last is still the answer while the session holds those very values; any update,
+    restore or reset gives the slice new values, and the next read looks again. The
+    reader keeps the values it read last alive, so their identity cannot be reused
+    by other values. One reader may serve any number of sessions and threads: it
+    remembers one read, and a miss costs a scan of the slice, as
+    ``load_policy_state`` does.
+    """
+
+    __slots__ = ("_empty", "_last", "policy_name")
+
+    def __init__(self, policy_name: str) -> None:
+        """A reader of the state of ``policy_name``."""
+        self.policy_name = policy_name
+        """The policy whose state this reads."""
+        self._empty = PolicyState(policy_name)
+        # (the slice's values, the state found in them); ``None``: nothing read yet.
+        self._last: tuple[object, PolicyState] = (None, self._empty)
+
+    def load(self, session: Session | None) -> PolicyState:
+        """What ``load_policy_state(session, self.policy_name)`` returns."""
+        if session is None:
+            return self._empty
+        values = session._values(PolicyState)
+        last = self._last  # read once: another thread may replace it meanwhile
+        if last[0] is values:
+            return last[1]
+        state = _find(values, self.policy_name)
+        self._last = (values, state)
+        return state
+
+    def record(self, session: Session, tool: str, key: str | None = None) -> None:
+        """What ``record_policy_state(session, self.policy_name, tool, key)`` does."""
+        values = session._values(PolicyState)  # ``load``, inlined: this runs on every call
+        last = self._last
+        known = last[1] if last[0] is values else self.load(session)
+        if tool in known.invoked_tools and (key is None or (tool, key) in known.invoked_keys):
+            return  # already recorded: nothing to write
+        _add(session, self.policy_name, tool, key)
+
+
+def _add(session: Session, policy_name: str, tool: str, key: str | None) -> None:
+    """Add ``tool`` (and ``(tool, key)``) to the policy's value in the slice, atomically."""
 
     def add(values: Iterable[PolicyState]) -> list[PolicyState]:
         others = [state for state in values if state.policy_name != policy_name]
