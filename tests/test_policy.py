@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -626,3 +628,34 @@ def test_policy_state_without_a_session_is_empty() -> None:
         "(policy 'sequential_dependency')."
     )
     assert policy.check(DEPLOY_TOOLS[2], None, context=context) is PolicyDecision.allow()
+
+
+def test_one_policy_checked_from_two_threads_reads_each_threads_own_session() -> None:
+    policy = SequentialDependencyPolicy(dependencies={"deploy": frozenset({"test"})})
+    ready, waiting = Session(), Session()
+    executor_for(DEPLOY_TOOLS, policy, session=ready).execute(ToolCall("test"))
+    deploy = DEPLOY_TOOLS[3]
+    allowed: dict[str, int] = {}
+    start = threading.Barrier(2)
+
+    def count_allowed(label: str, session: Session) -> None:
+        context = ToolContext(session=session)
+        start.wait()
+        allowed[label] = sum(
+            policy.check(deploy, None, context=context).allowed for _ in range(20_000)
+        )
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, so that their reads interleave
+    try:
+        threads = [
+            threading.Thread(target=count_allowed, args=("ready", ready)),
+            threading.Thread(target=count_allowed, args=("waiting", waiting)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert allowed == {"ready": 20_000, "waiting": 0}
