@@ -45,23 +45,31 @@ Observer = Callable[[Any], None]
 class SessionObservers:
     """The observers of one session, and the events held back until their call ends."""
 
-    __slots__ = ("_held", "_held_lock", "_session", "_subscriptions", "_subscriptions_lock")
+    __slots__ = (
+        "_held",
+        "_held_lock",
+        "_session",
+        "_subscriptions",
+        "_subscriptions_lock",
+        "active",
+    )
 
     def __init__(self, session: Session) -> None:
         """No observers yet for ``session``."""
         self._session = session
         self._subscriptions: tuple[tuple[type[Any], Observer], ...] = ()
+        self.active = False
+        """Whether anyone observes: without observers, the hooks do nothing.
+
+        A plain attribute, kept equal to ``bool(self._subscriptions)``: every dispatch
+        reads it.
+        """
         self._subscriptions_lock = threading.Lock()
         # Events held per call tree: one tree holds the session's turn at a time, but
         # the next may start before the last one's delivery ran; and a tree's sub-calls
         # may dispatch from several threads.
         self._held_lock = threading.Lock()
         self._held: dict[CallTree, _Held] = {}
-
-    @property
-    def active(self) -> bool:
-        """Whether anyone observes: without observers, the hooks do nothing."""
-        return bool(self._subscriptions)
 
     def subscribe(self, event_type: type[Any], observer: Observer) -> None:
         """Call ``observer`` with each committed event that is an ``event_type``."""
@@ -71,6 +79,7 @@ class SessionObservers:
             raise TypeError(f"subscribe() takes a callable observer, got {observer!r}")
         with self._subscriptions_lock:
             self._subscriptions = (*self._subscriptions, (event_type, observer))
+            self.active = True
 
     def unsubscribe(self, event_type: type[Any], observer: Observer) -> bool:
         """Stop calling ``observer`` for ``event_type``; ``False`` when it was not subscribed.
@@ -83,6 +92,7 @@ class SessionObservers:
                 if subscribed_type is event_type and subscribed == observer:
                     del subscriptions[index]
                     self._subscriptions = tuple(subscriptions)
+                    self.active = bool(subscriptions)
                     return True
         return False
 

@@ -22,7 +22,6 @@ import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast
 from uuid import uuid4
 
@@ -31,12 +30,12 @@ from pydantic import BaseModel
 from wink._error_text import safe_repr
 from wink.errors import WinkError
 from wink.runtime._turns import CallLock
-from wink.runtime._vector import SliceValues
+from wink.runtime._vector import _WIDTH, SliceValues
 from wink.runtime.deadline import Clock, utc_now
 from wink.runtime.events import ToolInvoked
 from wink.runtime.history import RESTORE, UPDATE, SliceVersion
 from wink.runtime.observers import Observer, SessionObservers
-from wink.runtime.snapshot import Snapshot, SnapshotError, _type_key
+from wink.runtime.snapshot import Snapshot, SnapshotError, _share_views, _type_key
 
 __all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
 
@@ -67,7 +66,8 @@ _Kinds = Mapping[type[Any], SliceKind]
 
 _DEFAULT_KINDS: dict[type[Any], SliceKind] = {ToolInvoked: _LOG, SliceVersion: _LOG}
 """What every new session starts with declared (``Session.declare_default``)."""
-_SliceMap = MappingProxyType[type[Any], SliceValues[Any]]
+_SliceMap = dict[type[Any], SliceValues[Any]]
+"""A snapshot's ``STATE`` or ``LOG`` slices: built whole, then never changed."""
 
 
 class _SessionSnapshot(Snapshot):
@@ -86,21 +86,30 @@ class _SessionSnapshot(Snapshot):
 
 
 def _snapshot_of(
-    state: _SliceMap, log: _SliceMap, kinds: _Kinds, origin: object
+    state: _SliceMap,
+    log: _SliceMap,
+    kinds: _Kinds,
+    origin: object,
+    *sources: Snapshot,
 ) -> _SessionSnapshot:
-    """``_SessionSnapshot(state, log, kinds, origin)`` without the checks: the hot path's way."""
+    """``_SessionSnapshot(state, log, kinds, origin)`` without the checks or copies.
+
+    ``sources``: snapshots whose maps it may share; it shares their views of those too.
+    """
     made: _SessionSnapshot = _new(_SessionSnapshot)
     made._state = state
     made._log = log
     made._kinds = kinds
     made._origin = origin
+    for source in sources:
+        _share_views(made, source)
     return made
 
 
 _new = object.__new__
 
 
-_EMPTY: _SliceMap = MappingProxyType({})
+_EMPTY: _SliceMap = {}  # never changed: every update builds a new map
 
 # A fork's operations, as (kind, first argument, second argument), replayed by ``_merge``.
 _DISPATCH, _APPEND, _UPDATE, _DECLARE, _RESET, _EXTEND, _RESTORE = range(7)
@@ -209,78 +218,102 @@ class Session:
         when given: the executor passes the tool's declared result class, so that a
         value of a subclass joins the declared type's slice.
         """
-        with self._lock:
+        # What joins a slice depends on the event alone: decided before taking the lock,
+        # so that no code but the session's own runs under it on the direct path.
+        event_type = type(event)
+        value: object = _NO_VALUE
+        if isinstance(event, ToolInvoked):
+            result = event.result
+            if result.success and _is_record(result.value):
+                value = result.value
+                if value_type is None:
+                    value_type = type(value)
+        lock = self._lock
+        lock.acquire()  # not ``with``: this runs at the end of every tool call
+        try:
             if self._applying:
-                self._enter("dispatch")  # raises
-            self._applying = True
-            try:
-                event_type = type(event)
-                value: object = _NO_VALUE
-                if isinstance(event, ToolInvoked):
-                    result = event.result
-                    if result.success and _is_record(result.value):
-                        value = result.value
-                        value_type = value_type or type(value)
-                routes = self._routes
-                if (
-                    self._history_clock is None
-                    and event_type not in routes
-                    and (value is _NO_VALUE or value_type not in routes)
-                ):
-                    # The common case: no reducer, each joins the slice of its type.
-                    logged = self._append_each(event_type, event, value_type, value)
+                self._enter("dispatch")  # raises: a reducer is running
+            routes = self._routes
+            if (
+                self._history_clock is None
+                and event_type not in routes
+                and (value is _NO_VALUE or value_type not in routes)
+            ):
+                # The common case: no reducer, each joins the slice of its type. Only
+                # dicts keyed by classes and slice appends run here, so nothing can
+                # call back into the session before the new maps are current.
+                current = self._current
+                kinds = self._kinds
+                state = current._state
+                log = current._log
+                # ``SliceValues.append`` inlined for a tail with room (31 appends in 32).
+                if kinds.get(event_type) is _LOG:
+                    log = log.copy()
+                    values = log.get(event_type, _NOTHING)
                 else:
+                    state = state.copy()
+                    values = state.get(event_type, _NOTHING)
+                tail = values._tail
+                if len(tail) < _WIDTH:
+                    added = _new(type(values))
+                    added._count = values._count + 1
+                    added._shift = values._shift
+                    added._root = values._root
+                    added._tail = tail + (event,)  # noqa: RUF005  (concatenation is the cheaper)
+                else:
+                    added = values.append(event)
+                if log is current._log:
+                    state[event_type] = added
+                else:
+                    log[event_type] = added
+                if value is not _NO_VALUE:
+                    assert value_type is not None  # set with the value
+                    if kinds.get(value_type) is _LOG:
+                        if log is current._log:
+                            log = log.copy()
+                        slices = log
+                    else:
+                        if state is current._state:
+                            state = state.copy()
+                        slices = state
+                    values = slices.get(value_type, _NOTHING)
+                    tail = values._tail
+                    if len(tail) < _WIDTH:
+                        added = _new(type(values))
+                        added._count = values._count + 1
+                        added._shift = values._shift
+                        added._root = values._root
+                        added._tail = tail + (value,)  # noqa: RUF005  (as above)
+                    else:
+                        added = values.append(value)
+                    slices[value_type] = added
+                made: _SessionSnapshot = _new(_SessionSnapshot)
+                made._state = state
+                made._log = log
+                made._kinds = kinds
+                made._origin = self._origin
+                logged = log is not current._log
+                if state is current._state or not logged:
+                    _share_views(made, current)
+                self._current = made
+            else:
+                self._applying = True
+                try:
                     changes: dict[type[Any], SliceValues[Any]] = {}
                     self._route(event, changes)
                     if value is not _NO_VALUE:
                         self._route(value, changes, value_type)
                     self._commit(changes, event)
-                    logged = any(self._kinds.get(t) is _LOG for t in changes)
-                observed = self._observers.active
-                if self._ops is not None:
-                    self._ops.append((_DISPATCH, event, value_type))
-            finally:
-                self._applying = False
+                finally:
+                    self._applying = False
+                logged = any(self._kinds.get(t) is _LOG for t in changes)
+            observed = self._observers.active
+            if self._ops is not None:
+                self._ops.append((_DISPATCH, event, value_type))
+        finally:
+            lock.release()
         if observed:
             self._observers.applied(event, logged=logged)
-
-    def _append_each(
-        self, event_type: type[Any], event: object, value_type: type[Any] | None, value: object
-    ) -> bool:
-        """Append ``event`` to its slice, and ``value`` (unless ``_NO_VALUE``) to that of
-        ``value_type``, in one commit; whether a ``LOG`` slice changed.
-
-        ``_commit`` for slices with no reducer and no history kept, built directly.
-        """
-        current = self._current
-        kinds = self._kinds
-        state = current._state  # the maps behind the properties, one call fewer each
-        log = current._log
-        new_state: dict[type[Any], SliceValues[Any]] | None = None
-        new_log: dict[type[Any], SliceValues[Any]] | None = None
-        if kinds.get(event_type) is _LOG:
-            new_log = log.copy()
-            new_log[event_type] = log.get(event_type, _NOTHING).append(event)
-        else:
-            new_state = state.copy()
-            new_state[event_type] = state.get(event_type, _NOTHING).append(event)
-        if value is not _NO_VALUE:
-            assert value_type is not None
-            if kinds.get(value_type) is _LOG:
-                if new_log is None:
-                    new_log = log.copy()
-                new_log[value_type] = new_log.get(value_type, _NOTHING).append(value)
-            else:
-                if new_state is None:
-                    new_state = state.copy()
-                new_state[value_type] = new_state.get(value_type, _NOTHING).append(value)
-        self._current = _snapshot_of(
-            state if new_state is None else MappingProxyType(new_state),
-            log if new_log is None else MappingProxyType(new_log),
-            kinds,
-            self._origin,
-        )
-        return new_log is not None
 
     @property
     def dispatcher(self) -> Session:
@@ -382,7 +415,7 @@ class Session:
             self._enter("restore")
             try:
                 current = self._current
-                if kinds is self._kinds and keep_log and current.log is snapshot.log:
+                if kinds is self._kinds and keep_log and current._log is snapshot._log:
                     # Nothing logged or declared since: the common rollback, a swap.
                     self._current = snapshot
                 else:
@@ -406,40 +439,40 @@ class Session:
                 self._kinds = cast(_SessionSnapshot, snapshot)._kinds
             else:
                 self._adopt_kinds(snapshot)
-            return _snapshot_of(snapshot.state, snapshot.log, self._kinds, self._origin)
+            return _snapshot_of(snapshot._state, snapshot._log, self._kinds, self._origin, snapshot)
         current = self._current
         if not own:
             # Slices this session declares LOG keep their history, whatever the snapshot says.
             now = self._kinds
-            state = {t: values for t, values in snapshot.state.items() if now.get(t) is not _LOG}
-            return _snapshot_of(MappingProxyType(state), current.log, self._kinds, self._origin)
+            state = {t: values for t, values in snapshot._state.items() if now.get(t) is not _LOG}
+            return _snapshot_of(state, current._log, self._kinds, self._origin, current)
         kinds = cast(_SessionSnapshot, snapshot)._kinds
         if kinds is self._kinds:
-            log = _kept_log(snapshot.log, current.log)
-            return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+            log = _kept_log(snapshot._log, current._log)
+            return _snapshot_of(snapshot._state, log, self._kinds, self._origin, snapshot, current)
         if declarations:
-            log = _kept_log(snapshot.log, self._log_slices_under(kinds))
+            log = _kept_log(snapshot._log, self._log_slices_under(kinds))
             self._kinds = kinds
-            return _snapshot_of(snapshot.state, log, self._kinds, self._origin)
+            return _snapshot_of(snapshot._state, log, self._kinds, self._origin, snapshot)
         # The declarations made since stay: each slice is restored as what it is now.
         now = self._kinds
-        merged = _kept_log(snapshot.log, current.log)
+        merged = _kept_log(snapshot._log, current._log)
         kept = {t: values for t, values in merged.items() if now.get(t) is _LOG}
-        state = {t: values for t, values in snapshot.state.items() if now.get(t) is not _LOG}
-        for slice_type, values in snapshot.log.items():
+        state = {t: values for t, values in snapshot._state.items() if now.get(t) is not _LOG}
+        for slice_type, values in snapshot._log.items():
             if now.get(slice_type) is not _LOG:  # declared STATE since: back to its values
                 state[slice_type] = values
-        return _snapshot_of(
-            MappingProxyType(state), MappingProxyType(kept), self._kinds, self._origin
-        )
+        return _snapshot_of(state, kept, self._kinds, self._origin)
 
     def _record_restore(self, clock: Clock, before: Snapshot, own: Snapshot | None) -> None:
         """Add a ``restore`` version of each ``STATE`` slice the restore changed, or that a
         version since ``own`` (a snapshot taken here) changed."""
         after = self._current
-        history = after.log.get(SliceVersion, _NOTHING)
-        types = {_type_key(t): t for t in (*before.state, *after.state)}
-        touched = {key for key, t in types.items() if before.state.get(t) is not after.state.get(t)}
+        history = after._log.get(SliceVersion, _NOTHING)
+        types = {_type_key(t): t for t in (*before._state, *after._state)}
+        touched = {
+            key for key, t in types.items() if before._state.get(t) is not after._state.get(t)
+        }
         since = None if own is None else len(own.log.get(SliceVersion, _NOTHING))
         if since is not None:
             touched.update(
@@ -451,13 +484,10 @@ class Session:
             return
         at = clock()
         for key in sorted(touched):
-            values = after.state.get(types[key], _NOTHING)
+            values = after._state.get(types[key], _NOTHING)
             history = history.append(SliceVersion(key, values, at, RESTORE, undoes_from=since))
         self._current = _snapshot_of(
-            after.state,
-            MappingProxyType({**after.log, SliceVersion: history}),
-            self._kinds,
-            self._origin,
+            after._state, {**after._log, SliceVersion: history}, self._kinds, self._origin, after
         )
 
     def _log_slices_under(self, kinds: _Kinds) -> _SliceMap:
@@ -465,11 +495,11 @@ class Session:
         current = self._current
         found = {
             slice_type: values
-            for slices in (current.state, current.log)
+            for slices in (current._state, current._log)
             for slice_type, values in slices.items()
             if kinds.get(slice_type) is _LOG
         }
-        return MappingProxyType(found)
+        return found
 
     def _adopt_kinds(self, snapshot: Snapshot) -> None:
         """Take the snapshot's slice kinds for undeclared types; refuse contradictions.
@@ -507,8 +537,8 @@ class Session:
     def __repr__(self) -> str:
         current = self._current
         return (
-            f"Session(session_id={self.session_id!r}, state_slices={len(current.state)}, "
-            f"log_slices={len(current.log)})"
+            f"Session(session_id={self.session_id!r}, state_slices={len(current._state)}, "
+            f"log_slices={len(current._log)})"
         )
 
     # Forks: the private copy a call running alongside others works on.
@@ -569,7 +599,7 @@ class Session:
     def _merge_log(self, fork: Session, leave_out: object = None) -> None:
         """Add the ``LOG`` values ``fork`` added (except ``leave_out``): what a fork whose
         changes cannot be merged still keeps (its history)."""
-        added = _log_added(fork._base.log, fork._current.log, fork._kinds)
+        added = _log_added(fork._base._log, fork._current._log, fork._kinds)
         kept = {t: [v for v in values if v is not leave_out] for t, values in added.items()}
         self._extend_log(kept)
 
@@ -599,7 +629,7 @@ class Session:
             ops.append((_RESTORE, (snapshot, keep_log, declarations), None))
             return
         del ops[mark[0] :]
-        added = _log_added(snapshot.log, self._current.log, self._kinds)
+        added = _log_added(snapshot._log, self._current._log, self._kinds)
         if added:
             ops.append((_EXTEND, added, None))
 
@@ -625,7 +655,7 @@ class Session:
 
     def _values(self, slice_type: type[Any]) -> SliceValues[Any]:
         current = self._current
-        slices = current.log if self._kinds.get(slice_type) is _LOG else current.state
+        slices = current._log if self._kinds.get(slice_type) is _LOG else current._state
         return slices.get(slice_type, _NOTHING)
 
     def _kind(self, slice_type: type[Any]) -> SliceKind:
@@ -692,7 +722,7 @@ class Session:
             pending = changes.get(event_type)
             if pending is None:
                 taken = self._current
-                slices = taken.log if self._kinds.get(event_type) is _LOG else taken.state
+                slices = taken._log if self._kinds.get(event_type) is _LOG else taken._state
                 pending = slices.get(event_type, _NOTHING)
             changes[event_type] = pending.append(event)
             return
@@ -730,19 +760,20 @@ class Session:
         for slice_type, values in changes.items():
             if kinds.get(slice_type) is _LOG:
                 if log is None:
-                    log = current.log.copy()
+                    log = current._log.copy()
                 log[slice_type] = values
             else:
                 if state is None:
-                    state = current.state.copy()
+                    state = current._state.copy()
                 state[slice_type] = values
         if self._history_clock is not None and state is not None:
-            log = self._with_versions(changes, cause, current.log.copy() if log is None else log)
+            log = self._with_versions(changes, cause, current._log.copy() if log is None else log)
         self._current = _snapshot_of(
-            current.state if state is None else MappingProxyType(state),
-            current.log if log is None else MappingProxyType(log),
+            current._state if state is None else state,
+            current._log if log is None else log,
             kinds,
             self._origin,
+            current,
         )
 
     def _with_versions(
@@ -767,11 +798,9 @@ class Session:
 
     def _drop(self, slice_type: type[Any]) -> None:
         current = self._current
-        state = {key: value for key, value in current.state.items() if key is not slice_type}
-        log = {key: value for key, value in current.log.items() if key is not slice_type}
-        self._current = _snapshot_of(
-            MappingProxyType(state), MappingProxyType(log), self._kinds, self._origin
-        )
+        state = {key: value for key, value in current._state.items() if key is not slice_type}
+        log = {key: value for key, value in current._log.items() if key is not slice_type}
+        self._current = _snapshot_of(state, log, self._kinds, self._origin)
 
 
 class SliceAccessor(Generic[T]):
@@ -881,7 +910,7 @@ def _kept_log(before: _SliceMap, now: _SliceMap) -> _SliceMap:
         merged = _kept_values(earlier, later)
         changed = changed or merged is not later
         kept[slice_type] = merged
-    return now if not changed else MappingProxyType(kept)
+    return now if not changed else kept
 
 
 def _kept_values(

@@ -21,6 +21,7 @@ SNAPSHOT_VERSION = 1
 """Version of the JSON layout written by ``Snapshot.to_json``."""
 
 SliceMap = Mapping[type[Any], SliceValues[Any]]
+_Slices = dict[type[Any], SliceValues[Any]]
 _Proxy = MappingProxyType[type[Any], SliceValues[Any]]
 
 _EMPTY: _Proxy = MappingProxyType({})
@@ -37,26 +38,37 @@ class Snapshot:
     never changes (every update builds new maps that share the unchanged slices).
     """
 
-    __slots__ = ("_log", "_state")
+    # ``_state`` and ``_log`` are plain dicts that nothing changes once built; the
+    # read-only views of them are made when first asked for (see ``_share_views``).
+    __slots__ = ("_log", "_log_view", "_state", "_state_view")
+
+    _state: _Slices
+    _log: _Slices
+    _state_view: _Proxy
+    _log_view: _Proxy
 
     def __init__(self, state: SliceMap = _EMPTY, log: SliceMap = _EMPTY) -> None:
         """A snapshot of the given ``STATE`` and ``LOG`` slices."""
-        self._state: _Proxy = (
-            state if isinstance(state, MappingProxyType) else MappingProxyType(dict(state))
-        )
-        self._log: _Proxy = (
-            log if isinstance(log, MappingProxyType) else MappingProxyType(dict(log))
-        )
+        self._state = dict(state)
+        self._log = dict(log)
 
     @property
     def state(self) -> MappingProxyType[type[Any], SliceValues[Any]]:
         """``STATE`` slices: what a restore puts back."""
-        return self._state
+        try:
+            return self._state_view
+        except AttributeError:
+            view = self._state_view = MappingProxyType(self._state)
+            return view
 
     @property
     def log(self) -> MappingProxyType[type[Any], SliceValues[Any]]:
         """``LOG`` slices: kept by a restore unless asked otherwise."""
-        return self._log
+        try:
+            return self._log_view
+        except AttributeError:
+            view = self._log_view = MappingProxyType(self._log)
+            return view
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Snapshot):
@@ -136,7 +148,20 @@ class Snapshot:
                 )
             seen[slice_type] = index
             maps[kind][slice_type] = values
-        return cls(MappingProxyType(maps["state"]), MappingProxyType(maps["log"]))
+        return cls(maps["state"], maps["log"])
+
+
+def _share_views(made: Snapshot, source: Snapshot) -> None:
+    """Give ``made`` the views ``source`` has of the maps they share, so that
+    ``made.state is source.state`` when the ``STATE`` slices did not change."""
+    if made._state is source._state:
+        view = getattr(source, "_state_view", None)
+        if view is not None:
+            made._state_view = view
+    if made._log is source._log:
+        view = getattr(source, "_log_view", None)
+        if view is not None:
+            made._log_view = view
 
 
 def _known_types(types: Iterable[type[Any]]) -> dict[str, type[Any]]:
