@@ -80,3 +80,43 @@ def test_behaves_like_a_tuple(first: list[int], second: list[int]) -> None:
     assert tuple(values) == expected
     assert tuple(reversed(values)) == expected[::-1]
     assert all(values[i] == expected[i] for i in range(-len(expected), len(expected)))
+
+
+# Each step appends one value to an earlier version (by index, modulo how many exist).
+_branches = st.lists(st.tuples(st.integers(0, 10_000), st.integers()), max_size=120)
+
+
+@given(_branches)
+def test_every_version_keeps_its_values_when_later_ones_branch_from_any_of_them(
+    steps: list[tuple[int, int]],
+) -> None:
+    versions: list[SliceValues[int]] = [SliceValues(), SliceValues(range(31))]
+    expected: list[list[int]] = [[], list(range(31))]
+    for source, value in steps:
+        index = source % len(versions)
+        versions.append(versions[index].append(value))
+        expected.append([*expected[index], value])
+    for version, values in zip(versions, expected, strict=True):
+        assert list(version) == values
+        assert len(version) == len(values)
+        assert version.latest() == (values[-1] if values else None)
+        assert list(reversed(version)) == values[::-1]
+        assert [version[i] for i in range(len(values))] == values
+
+
+def test_versions_appended_within_one_tail_block_share_the_trie() -> None:
+    base = SliceValues(range(40))
+    first, second = base.append(40), base.append(41)
+    assert first._root is base._root
+    assert second._root is base._root
+    assert (list(first)[-2:], list(second)[-2:]) == ([39, 40], [39, 41])
+
+
+def test_appending_to_a_full_tail_block_moves_it_into_the_trie() -> None:
+    full = SliceValues(range(64))
+    longer = full.append(64)
+    assert len(full._root) == 1
+    assert len(longer._root) == 2
+    assert longer._root[0] is full._root[0]
+    assert list(longer) == list(range(65))
+    assert list(full) == list(range(64))

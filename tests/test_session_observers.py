@@ -188,6 +188,22 @@ def test_observers_of_a_class_see_its_subclasses_and_unsubscribe_stops_them() ->
     assert seen == [Special("sub")]
 
 
+def test_a_session_is_observed_while_it_has_at_least_one_subscription() -> None:
+    session = Session()
+    first: list[object] = []
+    second: list[object] = []
+    assert session._observers.active is False
+    session.subscribe(Note, first.append)
+    session.subscribe(Step, second.append)
+    assert session.unsubscribe(Note, first.append) is True
+    assert session._observers.active is True
+    session.dispatch(Step("seen"))
+    assert session.unsubscribe(Step, second.append) is True
+    assert session._observers.active is False
+    session.dispatch(Step("unseen"))
+    assert (first, second) == ([], [Step("seen")])
+
+
 def test_subscribe_refuses_what_is_not_a_class_or_not_callable() -> None:
     session = Session()
     bad: Any = "Step"

@@ -32,57 +32,56 @@ _Node = tuple[Any, ...]
 class SliceValues(Sequence[T], Generic[T]):
     """An immutable sequence with cheap ``append``: what reducers receive and return."""
 
-    __slots__ = ("_count", "_root", "_shift", "_tail")
+    # ``_trie``: (how many values the trie holds, its height in bits, its root), shared
+    # by the versions that differ only in their tail; ``_tail``: the last 0 to 32
+    # values. Two slots, as a new version is made on every dispatch.
+    __slots__ = ("_tail", "_trie")
 
-    _count: int
-    _shift: int
-    _root: _Node
+    _trie: tuple[int, int, _Node]
     _tail: _Node
 
     def __init__(self, values: Iterable[T] = ()) -> None:
         """A sequence holding ``values`` in order."""
         if isinstance(values, SliceValues):
-            built = (values._count, values._shift, values._root, values._tail)
+            self._trie, self._tail = values._trie, values._tail
         else:
-            built = _parts_of(values)
-        self._count, self._shift, self._root, self._tail = built
-
-    @classmethod
-    def _make(cls, count: int, shift: int, root: _Node, tail: _Node) -> SliceValues[T]:
-        made: SliceValues[T] = object.__new__(cls)
-        made._count, made._shift, made._root, made._tail = count, shift, root, tail
-        return made
+            self._trie, self._tail = _parts_of(values)
 
     def append(self, value: T) -> SliceValues[T]:
         """A new sequence with ``value`` added at the end; this one is unchanged."""
         tail = self._tail
-        if len(tail) < _WIDTH:  # ``_make`` inlined: this is on every tool call's path
-            made: SliceValues[T] = _new(type(self))
-            made._count = self._count + 1
-            made._shift = self._shift
-            made._root = self._root
+        made: SliceValues[T] = _new(type(self))
+        if len(tail) < _WIDTH:
+            made._trie = self._trie
             made._tail = tail + (value,)  # noqa: RUF005  (concatenation is the cheaper)
-            return made
-        shift, root = _push_leaf(self._count, self._shift, self._root, tail)
-        return self._make(self._count + 1, shift, root, (value,))
+        else:
+            made._trie = _with_full_tail(self._trie, tail)
+            made._tail = (value,)
+        return made
 
     def extend(self, values: Iterable[T]) -> SliceValues[T]:
         """A new sequence with ``values`` added at the end."""
-        count, shift, root, tail = self._count, self._shift, self._root, self._tail
+        trie, tail = self._trie, self._tail
         for value in values:
             if len(tail) == _WIDTH:
-                shift, root = _push_leaf(count, shift, root, tail)
+                trie = _with_full_tail(trie, tail)
                 tail = ()
             tail = (*tail, value)
-            count += 1
-        return self._make(count, shift, root, tail)
+        made: SliceValues[T] = _new(type(self))
+        made._trie, made._tail = trie, tail
+        return made
+
+    @property
+    def _root(self) -> _Node:
+        """The trie's root node: versions built from one another share it."""
+        return self._trie[2]
 
     def latest(self) -> T | None:
         """The last value, or ``None`` when empty."""
         return self._tail[-1] if self._tail else None
 
     def __len__(self) -> int:
-        return self._count
+        return self._trie[0] + len(self._tail)
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -93,41 +92,38 @@ class SliceValues(Sequence[T], Generic[T]):
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
             return tuple(self)[index]
-        position = index + self._count if index < 0 else index
-        if not 0 <= position < self._count:
-            raise IndexError(f"slice index {index} out of range for {self._count} values")
-        offset = self._count - len(self._tail)
+        offset = self._trie[0]
+        count = offset + len(self._tail)
+        position = index + count if index < 0 else index
+        if not 0 <= position < count:
+            raise IndexError(f"slice index {index} out of range for {count} values")
         if position >= offset:
             value: T = self._tail[position - offset]
             return value
         return self._leaf(position)[position & _MASK]  # type: ignore[no-any-return]  # trie leaves hold T
 
     def _leaf(self, position: int) -> _Node:
-        node = self._root
-        for level in range(self._shift, 0, -_BITS):
+        _, shift, node = self._trie
+        for level in range(shift, 0, -_BITS):
             node = node[(position >> level) & _MASK]
         return node
 
     def __iter__(self) -> Iterator[T]:
-        if not self._root:
+        _, shift, root = self._trie
+        if not root:
             return iter(self._tail)  # small slices: no generator frames
-        return chain(_iter_node(self._root, self._shift), self._tail)
+        return chain(_iter_node(root, shift), self._tail)
 
     def __reversed__(self) -> Iterator[T]:
         yield from reversed(self._tail)
-        offset = self._count - len(self._tail)
-        for start in range(offset - _WIDTH, -1, -_WIDTH):
+        for start in range(self._trie[0] - _WIDTH, -1, -_WIDTH):
             yield from reversed(self._leaf(start))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SliceValues):
-            return self._count == other._count and all(
-                a == b for a, b in zip(self, other, strict=True)
-            )
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         if isinstance(other, tuple):
-            return self._count == len(other) and all(
-                a == b for a, b in zip(self, other, strict=True)
-            )
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -154,22 +150,27 @@ class SliceValues(Sequence[T], Generic[T]):
         )
 
 
-def _parts_of(values: Iterable[Any]) -> tuple[int, int, _Node, _Node]:
+_EMPTY_TRIE: tuple[int, int, _Node] = (0, _BITS, ())
+
+
+def _parts_of(values: Iterable[Any]) -> tuple[tuple[int, int, _Node], _Node]:
     items = values if isinstance(values, tuple | list) else tuple(values)
     count = len(items)
     tail_start = (count - 1) & ~_MASK if count else 0
-    shift, root = _BITS, ()
+    trie = _EMPTY_TRIE
     for start in range(0, tail_start, _WIDTH):
-        shift, root = _push_leaf(start + _WIDTH, shift, root, tuple(items[start : start + _WIDTH]))
-    return count, shift, root, tuple(items[tail_start:])
+        trie = _with_full_tail(trie, tuple(items[start : start + _WIDTH]))
+    return trie, tuple(items[tail_start:])
 
 
-def _push_leaf(count: int, shift: int, root: _Node, leaf: _Node) -> tuple[int, _Node]:
-    """Attach the full ``leaf`` (the values ending at ``count``) to the trie."""
+def _with_full_tail(trie: tuple[int, int, _Node], leaf: _Node) -> tuple[int, int, _Node]:
+    """``trie`` with the full tail ``leaf`` attached after its values."""
+    size, shift, root = trie
+    count = size + _WIDTH  # the values ending with this leaf
     if (count >> _BITS) > (1 << shift):
         # The trie is full at this height: grow a level above it.
-        return shift + _BITS, (root, _path_to(shift, leaf))
-    return shift, _with_leaf(count, shift, root, leaf)
+        return count, shift + _BITS, (root, _path_to(shift, leaf))
+    return count, shift, _with_leaf(count, shift, root, leaf)
 
 
 def _with_leaf(count: int, level: int, node: _Node, leaf: _Node) -> _Node:

@@ -224,10 +224,15 @@ class Session:
         value: object = _NO_VALUE
         if isinstance(event, ToolInvoked):
             result = event.result
-            if result.success and _is_record(result.value):
-                value = result.value
-                if value_type is None:
-                    value_type = type(value)
+            if result.success:
+                candidate = result.value
+                record = _RECORD_TYPES.get(type(candidate))
+                if record is None:
+                    record = _record_type(candidate)
+                if record:
+                    value = candidate
+                    if value_type is None:
+                        value_type = type(value)
         lock = self._lock
         lock.acquire()  # not ``with``: this runs at the end of every tool call
         try:
@@ -256,9 +261,7 @@ class Session:
                 tail = values._tail
                 if len(tail) < _WIDTH:
                     added = _new(type(values))
-                    added._count = values._count + 1
-                    added._shift = values._shift
-                    added._root = values._root
+                    added._trie = values._trie
                     added._tail = tail + (event,)  # noqa: RUF005  (concatenation is the cheaper)
                 else:
                     added = values.append(event)
@@ -280,9 +283,7 @@ class Session:
                     tail = values._tail
                     if len(tail) < _WIDTH:
                         added = _new(type(values))
-                        added._count = values._count + 1
-                        added._shift = values._shift
-                        added._root = values._root
+                        added._trie = values._trie
                         added._tail = tail + (value,)  # noqa: RUF005  (as above)
                     else:
                         added = values.append(value)
@@ -885,6 +886,19 @@ def _is_record(value: object) -> bool:
     return (
         hasattr(type(value), "__dataclass_fields__") and not isinstance(value, type)
     ) or isinstance(value, BaseModel)
+
+
+_RECORD_TYPES: dict[type[Any], bool] = {}
+"""``_is_record`` by the value's class, for ``dispatch``: a cache keyed by type."""
+
+
+def _record_type(value: object) -> bool:
+    """``_is_record(value)``, remembered for the class of ``value``."""
+    record = _is_record(value)
+    if len(_RECORD_TYPES) >= 4096:  # classes made on the fly must not pile up
+        _RECORD_TYPES.clear()
+    _RECORD_TYPES[type(value)] = record
+    return record
 
 
 def _as_values(produced: object, source: object, slice_type: type[Any]) -> SliceValues[Any]:
