@@ -109,10 +109,10 @@ class SliceValues(Sequence[T], Generic[T]):
         return node
 
     def __iter__(self) -> Iterator[T]:
-        _, shift, root = self._trie
-        if not root:
+        trie = self._trie
+        if not trie[0]:
             return iter(self._tail)  # small slices: no generator frames
-        return chain(_iter_node(root, shift), self._tail)
+        return chain(_iter_node(trie[2], trie[1]), self._tail)
 
     def __reversed__(self) -> Iterator[T]:
         yield from reversed(self._tail)
