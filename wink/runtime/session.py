@@ -349,7 +349,9 @@ class Session:
         Keeps the record of an event whose reducers failed (the executor uses it so
         that a failed call's ``ToolInvoked`` is never lost).
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: every failed tool call's record comes here
+        try:
             self._enter("append_event")
             try:
                 event_type = type(event)
@@ -359,6 +361,8 @@ class Session:
                     self._ops.append((_APPEND, event, None))
             finally:
                 self._applying = False
+        finally:
+            lock.release()
         if observed:
             self._observers.applied(event, logged=self._kinds.get(event_type) is _LOG)
 
@@ -412,7 +416,9 @@ class Session:
         if isinstance(snapshot, _SessionSnapshot) and snapshot._origin is self._origin:
             kinds = snapshot._kinds
         own = kinds is not None
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: a failed tool call's rollback runs this
+        try:
             self._enter("restore")
             try:
                 current = self._current
@@ -429,6 +435,8 @@ class Session:
                     self._note_restore(snapshot, keep_log=keep_log, declarations=declarations)
             finally:
                 self._applying = False
+        finally:
+            lock.release()
         if self._observers.active:
             self._observers.restored(snapshot)
 
