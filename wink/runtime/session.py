@@ -253,11 +253,10 @@ class Session:
                 log = current._log
                 # ``SliceValues.append`` inlined for a tail with room (31 appends in 32).
                 if kinds.get(event_type) is _LOG:
-                    log = log.copy()
-                    values = log.get(event_type, _NOTHING)
+                    slices = log = log.copy()
                 else:
-                    state = state.copy()
-                    values = state.get(event_type, _NOTHING)
+                    slices = state = state.copy()
+                values = slices.get(event_type, _NOTHING)
                 tail = values._tail
                 if len(tail) < _WIDTH:
                     added = _new(type(values))
@@ -265,10 +264,7 @@ class Session:
                     added._tail = tail + (event,)  # noqa: RUF005  (concatenation is the cheaper)
                 else:
                     added = values.append(event)
-                if log is current._log:
-                    state[event_type] = added
-                else:
-                    log[event_type] = added
+                slices[event_type] = added
                 if value is not _NO_VALUE:
                     assert value_type is not None  # set with the value
                     if kinds.get(value_type) is _LOG:
