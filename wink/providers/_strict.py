@@ -231,14 +231,15 @@ def make_strict(
         node: JsonSchema, prefix: str, step: str | int, level: int, optional: bool = False
     ) -> JsonSchema:
         """``node``, at JSON pointer ``prefix`` + ``step``, rewritten; ``level`` objects
-        enclose it. ``optional``: it is a property its object does not require, which the
-        object makes nullable (see ``_close_object``).
+        enclose it. ``optional`` (only where every property is required and defaults go):
+        it is a property its object does not require, returned in the nullable form the
+        object gives it (``_optional``).
 
         The pointer is spelled out only for a node that is not a leaf: only those name it.
         """
         if "enum" in node or "const" in node:
             figures.count_choices(node)
-        if node.keys() <= leaf_keys:
+        if leaf_keys.issuperset(node):
             # Most nodes are leaves the rewrite keeps as they are (but for a default it
             # drops): settled without the general rewrite.
             kind = node.get("type")
@@ -253,15 +254,18 @@ def make_strict(
                 )
             ):
                 if keep_defaults or "default" not in node:
-                    return node if type(node) is FrozenDict else freeze(node)
+                    kept = node if type(node) is FrozenDict else freeze(node)
+                    return _optional(kept) if optional else kept
                 if optional and not _one_value(node) and not accepts_null(node):
                     return _nullable_default(node)
+                # Admitting ``null`` or one value, it is its own nullable form.
                 leaf = dict(node)
                 _describe_default(leaf, leaf.pop("default"), rules)
                 # A read-only node's values are read-only: only the dict needs freezing.
                 return FrozenDict(leaf) if type(node) is FrozenDict else freeze(leaf)
         elif len(node) == 1 and "$ref" in node:
-            return node if type(node) is FrozenDict else freeze(node)
+            kept = node if type(node) is FrozenDict else freeze(node)
+            return _optional(kept) if optional else kept
         pointer = f"{prefix}{step}"
         # The usual object (closing it is its whole rewrite) expresses what it says.
         plain = (
@@ -284,6 +288,15 @@ def make_strict(
             level += 1
             if level > figures.depth:
                 figures.depth = level
+        if (
+            plain
+            and fuse
+            and type(node) is FrozenDict
+            and type(properties) is FrozenDict
+            and (type(node.get("required")) is FrozenList or "required" not in node)
+        ):
+            made = closed(node, pointer, level)
+            return _optional(made) if optional else made
         copy: JsonSchema = {}
         below = pointer + "/"
         for key, value in node.items():
@@ -332,12 +345,64 @@ def make_strict(
             rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
         if type(node) is not FrozenDict:
             frozen: JsonSchema = freeze(rewritten)
-            return frozen
+            return _optional(frozen) if optional else frozen
+        if optional and not _one_value(rewritten) and not accepts_null(rewritten):
+            # Made nullable from the walk's own copy, with no read-only copy between.
+            return _nullable_open(rewritten)
         if rewritten == node:
             return node  # unchanged: the input's read-only node is shared
         # The parts kept from a read-only input are read-only, and the rewrite builds
         # its own parts read-only: only this node's dict needs freezing.
         return FrozenDict(rewritten)
+
+    def closed(node: JsonSchema, pointer: str, level: int) -> JsonSchema:
+        """The usual read-only object (see ``plain``) rewritten under rules that require
+        every property and drop defaults: its children in order, each optional one made
+        nullable, the object closed and every property required; ``node`` itself where
+        that changes nothing.
+
+        What ``_close_object`` does to the walk's copy, in the same pass as the children.
+        """
+        listed: list[str] = node.get("required", ())
+        copy: JsonSchema = {}
+        same = "additionalProperties" in node  # and False: the object is plain
+        names: list[str] = []
+        below = pointer + "/"
+        for key, value in node.items():
+            if key == "properties":
+                prefix = below + "properties/"
+                properties: JsonSchema = {}
+                for name, sub in value.items():
+                    if not isinstance(sub, dict):
+                        made = freeze(sub) if name in listed else _optional(freeze(sub))
+                    else:
+                        made = strict(sub, prefix, name, level, name not in listed)
+                    properties[name] = made
+                    if made is not sub:
+                        same = False
+                names = list(properties)
+                copy[key] = value if same else FrozenDict(properties)
+            elif key == "$defs" and isinstance(value, dict):
+                prefix = below + "$defs/"
+                named = {
+                    name: strict(sub, prefix, name, level) if isinstance(sub, dict) else freeze(sub)
+                    for name, sub in value.items()
+                }
+                kept = type(value) is FrozenDict and all(
+                    map(operator.is_, named.values(), value.values())
+                )
+                if not kept:
+                    same = False
+                copy[key] = value if kept else FrozenDict(named)
+            else:
+                copy[key] = value
+        copy["additionalProperties"] = False
+        if type(listed) is FrozenList and listed == names:
+            copy["required"] = listed
+        else:
+            copy["required"] = FrozenList(names)
+            same = False
+        return node if same else FrozenDict(copy)
 
     made = strict(root, "#", "", 0)
     if not rules.allow_recursion:
@@ -591,6 +656,28 @@ def _nullable(prop: JsonSchema) -> JsonSchema:
         if key in inner:
             nullable[key] = inner.pop(key)
     nullable["anyOf"] = FrozenList([FrozenDict(inner), _NULL_BRANCH])
+    return FrozenDict(nullable)
+
+
+def _optional(prop: JsonSchema) -> JsonSchema:
+    """The read-only ``prop`` as a property every property being required makes it: as it
+    is where it admits one value (that value is its default), else nullable."""
+    return prop if _one_value(prop) else _nullable(prop)
+
+
+def _nullable_open(prop: JsonSchema) -> JsonSchema:
+    """``_nullable`` of ``prop`` read-only, for a ``prop`` the caller owns and gives up: a
+    plain dict whose values are read-only, with no ``default``, rejecting ``null``."""
+    if "anyOf" in prop:
+        prop["anyOf"] = FrozenList([*prop["anyOf"], _NULL_BRANCH])
+        return FrozenDict(prop)
+    if "description" not in prop and "title" not in prop:
+        return FrozenDict({"anyOf": FrozenList([FrozenDict(prop), _NULL_BRANCH])})
+    nullable: JsonSchema = {"anyOf": None}  # first, as the outer keys follow it
+    for key in _OUTER:
+        if key in prop:
+            nullable[key] = prop.pop(key)
+    nullable["anyOf"] = FrozenList([FrozenDict(prop), _NULL_BRANCH])
     return FrozenDict(nullable)
 
 
