@@ -237,7 +237,8 @@ def make_strict(
 
         The pointer is spelled out only for a node that is not a leaf: only those name it.
         """
-        if "enum" in node or "const" in node:
+        choices = "enum" in node or "const" in node
+        if choices:
             figures.count_choices(node)
         if leaf_keys.issuperset(node):
             # Most nodes are leaves the rewrite keeps as they are (but for a default it
@@ -245,7 +246,7 @@ def make_strict(
             kind = node.get("type")
             if (
                 (type(kind) is str and kind != "object" and kind != "array")
-                or (kind is None and ("enum" in node or "const" in node))
+                or (kind is None and choices)
             ) and (
                 ("format" not in node or node["format"] in formats)
                 and (
@@ -256,7 +257,11 @@ def make_strict(
                 if keep_defaults or "default" not in node:
                     kept = node if type(node) is FrozenDict else freeze(node)
                     return _optional(kept) if optional else kept
-                if optional and not _one_value(node) and not accepts_null(node):
+                # A leaf has no ``anyOf``: one type besides ``null`` and no choices is
+                # neither one value nor ``null``.
+                if optional and (
+                    (not choices and kind != "null") or not (_one_value(node) or accepts_null(node))
+                ):
                     return _nullable_default(node)
                 # Admitting ``null`` or one value, it is its own nullable form.
                 leaf = dict(node)
@@ -282,8 +287,6 @@ def make_strict(
         if isinstance(properties, dict):
             figures.properties += len(properties)
             figures.characters += sum(map(len, properties))
-            if require_every_property and properties:
-                _default_losses(node, pointer, rules, subject, no_default, default_losses)
         if "properties" in node or node.get("type") == "object":
             level += 1
             if level > figures.depth:
@@ -297,6 +300,8 @@ def make_strict(
         ):
             made = closed(node, pointer, level)
             return _optional(made) if optional else made
+        if require_every_property and isinstance(properties, dict) and properties:
+            _default_losses(node, pointer, rules, subject, no_default, default_losses)
         copy: JsonSchema = {}
         below = pointer + "/"
         for key, value in node.items():
@@ -364,6 +369,16 @@ def make_strict(
         What ``_close_object`` does to the walk's copy, in the same pass as the children.
         """
         listed: list[str] = node.get("required", ())
+        for name, sub in node["properties"].items():
+            # The usual optional property (a default that ``null`` cannot be mistaken
+            # for) loses nothing; any other asks ``_default_losses`` about them all.
+            if name not in listed and not (
+                type(sub) is FrozenDict
+                and "default" in sub
+                and (sub["default"] is None or not accepts_null(sub))
+            ):
+                _default_losses(node, pointer, rules, subject, no_default, default_losses)
+                break
         copy: JsonSchema = {}
         same = "additionalProperties" in node  # and False: the object is plain
         names: list[str] = []
@@ -702,7 +717,10 @@ def _nullable_default(leaf: JsonSchema) -> JsonSchema:
         outer["description"] = leaf["description"]
     if "title" in leaf:
         outer["title"] = leaf["title"]
-    inner = {key: value for key, value in leaf.items() if key not in _NOT_INNER}
+    inner = dict(leaf)
+    del inner["default"]
+    inner.pop("description", None)
+    inner.pop("title", None)
     # A read-only leaf's values are read-only: only the dict needs freezing.
     branch = FrozenDict(inner) if type(leaf) is FrozenDict else freeze(inner)
     if len(outer) == 1:

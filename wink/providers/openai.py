@@ -44,7 +44,7 @@ from wink.providers._payload import (
     unrecognised,
 )
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
-from wink.providers._strict import Figures, StrictRules, StrictSchema, make_strict
+from wink.providers._strict import Figures, StrictRules, make_strict
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
@@ -162,7 +162,7 @@ def tool_specs(
 def strict_issues(tool: Tool[Any, Any]) -> list[str]:
     """Why ``strict="auto"`` leaves ``tool`` non-strict; empty when it goes strict."""
     try:
-        return list(_strict_parameters(tool).losses)
+        return list(_strict_parameters(tool)[2])
     except ProviderSchemaError as error:
         return [str(error)]
 
@@ -304,37 +304,39 @@ def _parameters(tool: Tool[Any, Any], strict: StrictMode) -> tuple[JsonSchema, b
     if strict is False:
         return object_root(tool.params_schema, tool.name, _DIALECT), False
     try:
-        made = _strict_parameters(tool)
+        _, made, losses = _strict_parameters(tool)
     except ProviderSchemaError:
         if strict is True:
             raise
         return object_root(tool.params_schema, tool.name, _DIALECT), False
-    if strict == "auto" and made.losses:
+    if strict == "auto" and losses:
         return object_root(tool.params_schema, tool.name, _DIALECT), False
-    return made.schema, True
+    return made, True
 
 
-def _strict_parameters(tool: Tool[Any, Any]) -> StrictSchema:
-    """The strict rewrite of ``tool``'s params schema, once per schema.
+def _strict_parameters(tool: Tool[Any, Any]) -> tuple[JsonSchema, JsonSchema, tuple[str, ...]]:
+    """The params schema of ``tool``, its strict rewrite and the rewrite's losses (see
+    ``StrictSchema``), rewritten once per schema.
 
     A params schema is read-only, so its rewrite holds for every tool carrying it
     (both APIs, ``strict_issues``, copies with other descriptions). Only successes
-    are kept: a refusal names the tool.
+    are kept: a refusal names the tool. An entry is one tuple, the least a cache of
+    hundreds of schemas keeps (the figures are spent once the limits are checked).
     """
     schema = tool.params_schema
 
-    def build() -> tuple[JsonSchema, StrictSchema]:
+    def build() -> tuple[JsonSchema, JsonSchema, tuple[str, ...]]:
         made = make_strict(
             schema, STRICT_RULES, tool.name, lambda: fields_without_default(tool.params_type)
         )
         if not _within_limits(made.figures):
             _check_limits(made.schema, tool.name)
         # The entry holds the schema, so its id names no other schema while it is kept.
-        return schema, made
+        return schema, made.schema, made.losses
 
     if type(schema) is not FrozenDict:
-        return build()[1]  # not known to be read-only: nothing to share
-    return _strict_cache.get(id(schema), build)[1]
+        return build()  # not known to be read-only: nothing to share
+    return _strict_cache.get(id(schema), build)
 
 
 def _within_limits(figures: Figures) -> bool:
