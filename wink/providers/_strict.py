@@ -199,36 +199,74 @@ def make_strict(
     it is called only if an optional property shows no ``default``.
     """
     root = object_root(schema, tool_name, rules.dialect)
-    subject = f"tool {tool_name!r}"
-    found: list[frozenset[str]] = []
-
-    def no_default() -> frozenset[str]:
-        # Asked for only when an optional property shows no default, and then once.
-        if not found:
-            found.append(_rooted(without_default(), schema))
-        return found[0]
-
-    # One walk: each node is checked before its children (so the first problem in
-    # document order is the one raised) and rewritten after them.
-    default_losses: list[str] = []
-    rewrite_losses: list[str] = []
-
-    leaf_keys = rules.leaf_keys
-    formats = rules.formats
-    keep_patterns = "pattern" in rules.kept
-    keep_defaults = rules.keep_defaults
-    require_every_property = rules.require_every_property
-
-    # Where every property is required and defaults go, an optional leaf with a default
-    # is rewritten straight into its nullable form, without the intermediate leaf.
-    fuse = require_every_property and not keep_defaults
-
-    figures = Figures()
+    walk = _Walk(schema, rules, f"tool {tool_name!r}", without_default)
     if "$defs" in root:
-        figures.characters = sum(map(len, root["$defs"]))
+        walk.figures.characters = sum(map(len, root["$defs"]))
+    made = walk.strict(root, "#", "", 0)
+    if not rules.allow_recursion:
+        _check_not_recursive(root, rules, walk.subject)
+    return StrictSchema(made, (*walk.default_losses, *walk.rewrite_losses), walk.figures)
+
+
+class _Walk:
+    """One strict rewrite: one walk of a schema, where each node is checked before its
+    children (so the first problem in document order is the one raised) and rewritten
+    after them.
+
+    An object rather than closures: closures calling each other would form a cycle per
+    rewrite, left for the garbage collector to find.
+    """
+
+    __slots__ = (
+        "default_losses",
+        "figures",
+        "formats",
+        "found",
+        "fuse",
+        "keep_defaults",
+        "keep_patterns",
+        "leaf_keys",
+        "require_every_property",
+        "rewrite_losses",
+        "rules",
+        "schema",
+        "subject",
+        "without_default",
+    )
+
+    def __init__(
+        self,
+        schema: JsonSchema,
+        rules: StrictRules,
+        subject: str,
+        without_default: Callable[[], frozenset[str]],
+    ) -> None:
+        self.schema = schema
+        self.rules = rules
+        self.subject = subject
+        self.without_default = without_default
+        self.found: frozenset[str] | None = None
+        self.default_losses: list[str] = []
+        self.rewrite_losses: list[str] = []
+        self.figures = Figures()
+        self.leaf_keys = rules.leaf_keys
+        self.formats = rules.formats
+        self.keep_patterns = "pattern" in rules.kept
+        self.keep_defaults = rules.keep_defaults
+        self.require_every_property = rules.require_every_property
+        # Where every property is required and defaults go, an optional leaf with a
+        # default is rewritten straight into its nullable form, without the leaf between.
+        self.fuse = rules.require_every_property and not rules.keep_defaults
+
+    def no_default(self) -> frozenset[str]:
+        """The pointers ``without_default`` gives, asked for only when an optional property
+        shows no default, and then once."""
+        if self.found is None:
+            self.found = _rooted(self.without_default(), self.schema)
+        return self.found
 
     def strict(
-        node: JsonSchema, prefix: str, step: str | int, level: int, optional: bool = False
+        self, node: JsonSchema, prefix: str, step: str | int, level: int, optional: bool = False
     ) -> JsonSchema:
         """``node``, at JSON pointer ``prefix`` + ``step``, rewritten; ``level`` objects
         enclose it. ``optional`` (only where every property is required and defaults go):
@@ -239,8 +277,8 @@ def make_strict(
         """
         choices = "enum" in node or "const" in node
         if choices:
-            figures.count_choices(node)
-        if leaf_keys.issuperset(node):
+            self.figures.count_choices(node)
+        if self.leaf_keys.issuperset(node):
             # Most nodes are leaves the rewrite keeps as they are (but for a default it
             # drops): settled without the general rewrite.
             kind = node.get("type")
@@ -248,13 +286,13 @@ def make_strict(
                 (type(kind) is str and kind != "object" and kind != "array")
                 or (kind is None and choices)
             ) and (
-                ("format" not in node or node["format"] in formats)
+                ("format" not in node or node["format"] in self.formats)
                 and (
                     "pattern" not in node
-                    or (keep_patterns and pattern_problem(node["pattern"]) is None)
+                    or (self.keep_patterns and pattern_problem(node["pattern"]) is None)
                 )
             ):
-                if keep_defaults or "default" not in node:
+                if self.keep_defaults or "default" not in node:
                     kept = node if type(node) is FrozenDict else freeze(node)
                     return _optional(kept) if optional else kept
                 # A leaf has no ``anyOf``: one type besides ``null`` and no choices is
@@ -265,7 +303,7 @@ def make_strict(
                     return _nullable_default(node)
                 # Admitting ``null`` or one value, it is its own nullable form.
                 leaf = dict(node)
-                _describe_default(leaf, leaf.pop("default"), rules)
+                _describe_default(leaf, leaf.pop("default"), self.rules)
                 # A read-only node's values are read-only: only the dict needs freezing.
                 return FrozenDict(leaf) if type(node) is FrozenDict else freeze(leaf)
         elif len(node) == 1 and "$ref" in node:
@@ -282,48 +320,52 @@ def make_strict(
         if not plain:
             problem = _inexpressible(node)
             if problem is not None:
-                _refuse(problem, pointer, rules, subject)
+                _refuse(problem, pointer, self.rules, self.subject)
         properties = node.get("properties")
         if isinstance(properties, dict):
-            figures.properties += len(properties)
-            figures.characters += sum(map(len, properties))
+            self.figures.properties += len(properties)
+            self.figures.characters += sum(map(len, properties))
         if "properties" in node or node.get("type") == "object":
             level += 1
-            if level > figures.depth:
-                figures.depth = level
+            if level > self.figures.depth:
+                self.figures.depth = level
         if (
             plain
-            and fuse
+            and self.fuse
             and type(node) is FrozenDict
             and type(properties) is FrozenDict
             and (type(node.get("required")) is FrozenList or "required" not in node)
         ):
-            made = closed(node, pointer, level)
+            made = self.closed(node, pointer, level)
             return _optional(made) if optional else made
-        if require_every_property and isinstance(properties, dict) and properties:
-            _default_losses(node, pointer, rules, subject, no_default, default_losses)
+        if self.require_every_property and isinstance(properties, dict) and properties:
+            _default_losses(
+                node, pointer, self.rules, self.subject, self.no_default, self.default_losses
+            )
         copy: JsonSchema = {}
         below = pointer + "/"
         for key, value in node.items():
             if key not in _SUBSCHEMA_KEYS:
                 copy[key] = value
             elif key in ONE_SCHEMA and isinstance(value, dict):
-                copy[key] = strict(value, below, key, level)
+                copy[key] = self.strict(value, below, key, level)
             elif key in SCHEMA_LIST and isinstance(value, list):
                 prefix = f"{below}{key}/"
                 items = [
-                    strict(item, prefix, index, level) if isinstance(item, dict) else freeze(item)
+                    self.strict(item, prefix, index, level)
+                    if isinstance(item, dict)
+                    else freeze(item)
                     for index, item in enumerate(value)
                 ]
                 # Read-only as built (no step of the rewrite changes a list in place); the
                 # input's own list where the rewrite kept every item.
                 kept = type(value) is FrozenList and all(map(operator.is_, items, value))
                 copy[key] = value if kept else FrozenList(items)
-            elif key == "properties" and fuse and isinstance(value, dict):
+            elif key == "properties" and self.fuse and isinstance(value, dict):
                 prefix = below + "properties/"
                 required = node.get("required", ())
                 copy[key] = {  # still to close: ``_close_object`` freezes it
-                    name: strict(sub, prefix, name, level, name not in required)
+                    name: self.strict(sub, prefix, name, level, name not in required)
                     if isinstance(sub, dict)
                     else freeze(sub)
                     for name, sub in value.items()
@@ -331,7 +373,9 @@ def make_strict(
             elif key in SCHEMA_MAP and isinstance(value, dict):
                 prefix = f"{below}{key}/"
                 named = {
-                    name: strict(sub, prefix, name, level) if isinstance(sub, dict) else freeze(sub)
+                    name: self.strict(sub, prefix, name, level)
+                    if isinstance(sub, dict)
+                    else freeze(sub)
                     for name, sub in value.items()
                 }
                 if key == "properties":
@@ -344,10 +388,10 @@ def make_strict(
             else:
                 copy[key] = value
         if plain:
-            _close_object(copy, rules)
+            _close_object(copy, self.rules)
             rewritten = copy
         else:
-            rewritten = _rewrite_node(copy, pointer, rules, rewrite_losses)
+            rewritten = _rewrite_node(copy, pointer, self.rules, self.rewrite_losses)
         if type(node) is not FrozenDict:
             frozen: JsonSchema = freeze(rewritten)
             return _optional(frozen) if optional else frozen
@@ -360,8 +404,8 @@ def make_strict(
         # its own parts read-only: only this node's dict needs freezing.
         return FrozenDict(rewritten)
 
-    def closed(node: JsonSchema, pointer: str, level: int) -> JsonSchema:
-        """The usual read-only object (see ``plain``) rewritten under rules that require
+    def closed(self, node: JsonSchema, pointer: str, level: int) -> JsonSchema:
+        """The usual read-only object (see ``plain``) rewritten under self.rules that require
         every property and drop defaults: its children in order, each optional one made
         nullable, the object closed and every property required; ``node`` itself where
         that changes nothing.
@@ -377,7 +421,9 @@ def make_strict(
                 and "default" in sub
                 and (sub["default"] is None or not accepts_null(sub))
             ):
-                _default_losses(node, pointer, rules, subject, no_default, default_losses)
+                _default_losses(
+                    node, pointer, self.rules, self.subject, self.no_default, self.default_losses
+                )
                 break
         copy: JsonSchema = {}
         same = "additionalProperties" in node  # and False: the object is plain
@@ -391,7 +437,7 @@ def make_strict(
                     if not isinstance(sub, dict):
                         made = freeze(sub) if name in listed else _optional(freeze(sub))
                     else:
-                        made = strict(sub, prefix, name, level, name not in listed)
+                        made = self.strict(sub, prefix, name, level, name not in listed)
                     properties[name] = made
                     if made is not sub:
                         same = False
@@ -400,7 +446,9 @@ def make_strict(
             elif key == "$defs" and isinstance(value, dict):
                 prefix = below + "$defs/"
                 named = {
-                    name: strict(sub, prefix, name, level) if isinstance(sub, dict) else freeze(sub)
+                    name: self.strict(sub, prefix, name, level)
+                    if isinstance(sub, dict)
+                    else freeze(sub)
                     for name, sub in value.items()
                 }
                 kept = type(value) is FrozenDict and all(
@@ -418,11 +466,6 @@ def make_strict(
             copy["required"] = FrozenList(names)
             same = False
         return node if same else FrozenDict(copy)
-
-    made = strict(root, "#", "", 0)
-    if not rules.allow_recursion:
-        _check_not_recursive(root, rules, subject)
-    return StrictSchema(made, (*default_losses, *rewrite_losses), figures)
 
 
 def accepts_null(node: JsonSchema) -> bool:
