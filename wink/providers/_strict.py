@@ -128,9 +128,16 @@ class StrictRules:
     leaf_keys: frozenset[str] = field(init=False, repr=False, compare=False)
     """The keywords of a leaf the rewrite keeps in place, or drops (``default``) without
     a loss; ``format`` and ``pattern`` only for some values, checked per node."""
+    kept_leaf_keys: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The keywords of a leaf the rewrite keeps as it is, whatever their values, with
+    nothing to count: ``leaf_keys`` but choices, ``format``, ``pattern`` and ``default``."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "leaf_keys", _LEAF | (self.kept - _SUBSCHEMA_KEYS - {"minItems"}))
+        leaf_keys = _LEAF | (self.kept - _SUBSCHEMA_KEYS - {"minItems"})
+        object.__setattr__(self, "leaf_keys", leaf_keys)
+        object.__setattr__(
+            self, "kept_leaf_keys", leaf_keys - {"enum", "const", "format", "pattern", "default"}
+        )
 
 
 @dataclass(slots=True)
@@ -352,7 +359,10 @@ class _Walk:
             elif key in SCHEMA_LIST and isinstance(value, list):
                 prefix = f"{below}{key}/"
                 items = [
-                    self.strict(item, prefix, index, level)
+                    # A reference alone (a union's branch) is kept as it is.
+                    item
+                    if type(item) is FrozenDict and len(item) == 1 and "$ref" in item
+                    else self.strict(item, prefix, index, level)
                     if isinstance(item, dict)
                     else freeze(item)
                     for index, item in enumerate(value)
@@ -429,15 +439,32 @@ class _Walk:
         same = "additionalProperties" in node  # and False: the object is plain
         names: list[str] = []
         below = pointer + "/"
+        kept_leaf_keys = self.rules.kept_leaf_keys
         for key, value in node.items():
             if key == "properties":
                 prefix = below + "properties/"
                 properties: JsonSchema = {}
                 for name, sub in value.items():
-                    if not isinstance(sub, dict):
-                        made = freeze(sub) if name in listed else _optional(freeze(sub))
+                    if name not in listed:
+                        made = (
+                            self.strict(sub, prefix, name, level, True)
+                            if isinstance(sub, dict)
+                            else _optional(freeze(sub))
+                        )
+                    elif (
+                        type(sub) is FrozenDict
+                        and kept_leaf_keys.issuperset(sub)
+                        and type(kind := sub.get("type")) is str
+                        and kind != "object"
+                        and kind != "array"
+                    ):
+                        made = sub  # a required leaf with nothing to count, check or drop
                     else:
-                        made = self.strict(sub, prefix, name, level, name not in listed)
+                        made = (
+                            self.strict(sub, prefix, name, level)
+                            if isinstance(sub, dict)
+                            else freeze(sub)
+                        )
                     properties[name] = made
                     if made is not sub:
                         same = False
