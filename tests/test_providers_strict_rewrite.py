@@ -3,6 +3,7 @@ OpenAI's documented size limits, counted exactly wherever a schema comes near on
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import make_dataclass
 from typing import Annotated, Any, Literal
@@ -316,3 +317,104 @@ def test_an_optional_field_with_a_default_becomes_nullable_with_its_words_outsid
         }
     )
     assert made.losses == ()
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_an_optional_property_that_is_not_a_leaf_becomes_nullable_with_its_words_outside(
+    read_only: bool,
+) -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Tags",
+                "default": [],
+            },
+            "choice": {"anyOf": [{"type": "integer"}, {"type": "string"}], "default": 1},
+            "home": {"$ref": "#/$defs/Place", "default": {"city": "Oslo"}},
+            "pair": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "title": "Pair",
+                "default": None,
+            },
+            "bare": {"type": "array", "items": {"type": "integer"}, "default": None},
+        },
+        "additionalProperties": False,
+        "$defs": {
+            "Place": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            }
+        },
+    }
+    made = make_strict(freeze(schema) if read_only else schema, openai.STRICT_RULES, "t")
+    integers = {"type": "array", "items": {"type": "integer"}}
+    assert json.dumps(made.schema) == json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "tags": {
+                    "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                    "description": "Tags\n\nDefault: []. null means the default.",
+                },
+                "choice": {
+                    "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}],
+                    "description": "Default: 1. null means the default.",
+                },
+                "home": {
+                    "description": 'Default: {"city": "Oslo"}. null means the default.',
+                    "anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}],
+                },
+                "pair": {"anyOf": [integers, {"type": "null"}], "title": "Pair"},
+                "bare": {"anyOf": [integers, {"type": "null"}]},
+            },
+            "additionalProperties": False,
+            "$defs": schema["$defs"],
+            "required": ["tags", "choice", "home", "pair", "bare"],
+        }
+    )
+    assert made.losses == ()
+
+
+def test_what_the_rewrite_keeps_of_a_read_only_input_is_the_inputs_own() -> None:
+    tool = CORPUS["discriminated_union"]
+    schema = tool.params_schema
+    made = make_strict(schema, openai.STRICT_RULES, tool.name).schema
+    dog, branches = schema["$defs"]["Dog"], schema["properties"]["pet"]["oneOf"]
+    assert made["$defs"]["Dog"] is dog  # closed and all required already
+    assert made["$defs"]["Dog"]["properties"]["good"] is dog["properties"]["good"]
+    assert made["properties"]["pet"]["anyOf"] is branches  # lone references, as they were
+
+
+@pytest.mark.parametrize("rules", [openai.STRICT_RULES, anthropic.STRICT_RULES])
+def test_a_strict_rewrite_leaves_no_garbage_for_the_collector(rules: StrictRules) -> None:
+    tools = [CORPUS[name] for name in STRICT_NAMES if name not in RECURSIVE]
+    for tool in tools:
+        make_strict(tool.params_schema, rules, tool.name)
+    gc.collect()
+    gc.disable()
+    try:
+        for tool in tools:
+            make_strict(tool.params_schema, rules, tool.name)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_emitting_strict_openai_specs_cold_leaves_no_garbage_for_the_collector() -> None:
+    tools = [CORPUS[name] for name in STRICT_NAMES]
+    openai.tool_specs(tools)
+    clear_caches()
+    gc.collect()
+    gc.disable()
+    try:
+        for api in ("chat", "responses"):
+            openai.tool_specs(tools, api=api)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
