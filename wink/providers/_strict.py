@@ -285,10 +285,10 @@ class _Walk:
         choices = "enum" in node or "const" in node
         if choices:
             self.figures.count_choices(node)
+        kind = node.get("type")
         if self.leaf_keys.issuperset(node):
             # Most nodes are leaves the rewrite keeps as they are (but for a default it
             # drops): settled without the general rewrite.
-            kind = node.get("type")
             if (
                 (type(kind) is str and kind != "object" and kind != "array")
                 or (kind is None and choices)
@@ -319,9 +319,9 @@ class _Walk:
         pointer = f"{prefix}{step}"
         # The usual object (closing it is its whole rewrite) expresses what it says.
         plain = (
-            node.get("type") == "object"
+            kind == "object"
             and "properties" in node
-            and node.keys() <= _PLAIN_OBJECT
+            and _PLAIN_OBJECT.issuperset(node)
             and node.get("additionalProperties", False) is False
         )
         if not plain:
@@ -329,13 +329,14 @@ class _Walk:
             if problem is not None:
                 _refuse(problem, pointer, self.rules, self.subject)
         properties = node.get("properties")
+        figures = self.figures
         if isinstance(properties, dict):
-            self.figures.properties += len(properties)
-            self.figures.characters += sum(map(len, properties))
-        if "properties" in node or node.get("type") == "object":
+            figures.properties += len(properties)
+            figures.characters += sum(map(len, properties))
+        if kind == "object" or "properties" in node:
             level += 1
-            if level > self.figures.depth:
-                self.figures.depth = level
+            if level > figures.depth:
+                figures.depth = level
         if (
             plain
             and self.fuse
