@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Annotated, Any, Literal
 
 import pytest
-from provider_corpus import CORPUS, Empty
+from provider_corpus import CORPUS, RECURSIVE, Empty
 from pydantic import BaseModel, Field
 
 from wink import Tool, ToolResult
-from wink.providers import ProviderPayloadError, ProviderSchemaError, gemini
+from wink.providers import ProviderPayloadError, ProviderSchemaError, clear_caches, gemini
 from wink.providers._openapi import openapi_schema
 from wink.runtime.call import ToolCall
 
@@ -356,3 +357,16 @@ def test_parallel_results_share_one_content() -> None:
         {"functionResponse": {"name": "flag", "response": {"output": "a"}}},
         {"functionResponse": {"name": "flag", "response": {"output": "b"}}},
     ]
+
+
+def test_emitting_gemini_openapi_specs_cold_leaves_no_garbage_for_the_collector() -> None:
+    tools = [CORPUS[name] for name in sorted(set(CORPUS) - RECURSIVE)]
+    gemini.tool_specs(tools, form="openapi")
+    clear_caches()
+    gc.collect()
+    gc.disable()
+    try:
+        gemini.tool_specs(tools, form="openapi")
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

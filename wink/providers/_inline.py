@@ -61,38 +61,60 @@ def inline_all_refs(
     ``wink.contract.walk.map_schema`` would on the inlined schema, in the same walk:
     it gets a fresh node, which it may change, and returns the node to put in its place.
     """
+    return _Inliner(schema, subject, hint, visit).inline(schema, "#", ())
 
-    def inline(node: JsonSchema, pointer: str, active: tuple[str, ...]) -> JsonSchema:
+
+class _Inliner:
+    """One ``inline_all_refs`` walk (an object, not a closure calling itself, which would
+    leave a cycle per walk for the garbage collector to find)."""
+
+    __slots__ = ("hint", "schema", "subject", "visit")
+
+    def __init__(
+        self,
+        schema: JsonSchema,
+        subject: str,
+        hint: str,
+        visit: Callable[[JsonSchema], JsonSchema] | None,
+    ) -> None:
+        self.schema = schema
+        self.subject = subject
+        self.hint = hint
+        self.visit = visit
+
+    def inline(self, node: JsonSchema, pointer: str, active: tuple[str, ...]) -> JsonSchema:
+        """``node``, at JSON pointer ``pointer``, inlined; ``active``: the references being
+        inlined around it."""
         ref = node.get("$ref")
         if isinstance(ref, str):
             if ref in active:
                 raise RecursiveSchemaError(
-                    f"{subject}: field {field_path(pointer)} refers back to "
+                    f"{self.subject}: field {field_path(pointer)} refers back to "
                     f"{ref.rsplit('/', 1)[-1]} (a recursive type), which cannot be inlined; "
-                    f"{hint}"
+                    f"{self.hint}"
                 )
-            merged = _merged(resolve_ref(schema, ref), node)
-            return inline(merged, pointer, (*active, ref))
+            merged = _merged(resolve_ref(self.schema, ref), node)
+            return self.inline(merged, pointer, (*active, ref))
         inlined: JsonSchema = {}
         for key, value in node.items():
             where = f"{pointer}/{key}"
             if key in _DEFINITION_KEYS:
                 continue
             if key in ONE_SCHEMA and isinstance(value, dict):
-                inlined[key] = inline(value, where, active)
+                inlined[key] = self.inline(value, where, active)
             elif key in SCHEMA_LIST and isinstance(value, list):
                 inlined[key] = [
-                    inline(item, f"{where}/{index}", active) for index, item in enumerate(value)
+                    self.inline(item, f"{where}/{index}", active)
+                    for index, item in enumerate(value)
                 ]
             elif key in _NAMED and isinstance(value, dict):
                 inlined[key] = {
-                    name: inline(sub, f"{where}/{name}", active) for name, sub in value.items()
+                    name: self.inline(sub, f"{where}/{name}", active) for name, sub in value.items()
                 }
             else:
                 inlined[key] = value
+        visit = self.visit
         return inlined if visit is None else visit(inlined)
-
-    return inline(schema, "#", ())
 
 
 def _merged(target: JsonSchema, referrer: JsonSchema) -> JsonSchema:
