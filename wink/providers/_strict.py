@@ -416,7 +416,7 @@ class _Walk:
         return FrozenDict(rewritten)
 
     def closed(self, node: JsonSchema, pointer: str, level: int) -> JsonSchema:
-        """The usual read-only object (see ``plain``) rewritten under self.rules that require
+        """The usual read-only object (see ``plain``) rewritten under rules that require
         every property and drop defaults: its children in order, each optional one made
         nullable, the object closed and every property required; ``node`` itself where
         that changes nothing.
@@ -769,7 +769,6 @@ def _nullable_open(prop: JsonSchema) -> JsonSchema:
 
 # What stays on the outside of a property made nullable, in this order.
 _OUTER = ("description", "title")
-_NOT_INNER = frozenset({"default", *_OUTER})
 
 
 def _nullable_default(leaf: JsonSchema) -> JsonSchema:
