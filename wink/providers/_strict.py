@@ -416,12 +416,14 @@ class _Walk:
         return FrozenDict(rewritten)
 
     def closed(self, node: JsonSchema, pointer: str, level: int) -> JsonSchema:
-        """The usual read-only object (see ``plain``) rewritten under rules that require
-        every property and drop defaults: its children in order, each optional one made
-        nullable, the object closed and every property required; ``node`` itself where
-        that changes nothing.
+        """The usual read-only object (``plain`` in ``strict``: closing it is its whole
+        rewrite) rewritten under rules that require every property and drop defaults: its
+        children in order, each optional one made nullable, the object closed and every
+        property required; ``node`` itself where that changes nothing.
 
         What ``_close_object`` does to the walk's copy, in the same pass as the children.
+        Its optional properties' losses are found before any child is visited, as
+        ``_default_losses`` finds them, so the first problem in document order is raised.
         """
         listed: list[str] = node.get("required", ())
         for name, sub in node["properties"].items():
