@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
@@ -26,6 +27,10 @@ class Total:
 class LabelledTotal(Total):
     label: str = "x"
 
+
+IN_PLACE = sys.version_info < (3, 14)
+"""Whether this interpreter's reference counts let a result only the call holds take
+its text in place (elsewhere every result is copied, which is equal)."""
 
 built: list[int] = []
 kept: list[ToolResult[Total]] = []
@@ -63,7 +68,7 @@ def executor(session: Session | None = None) -> ToolExecutor:
 def test_a_result_only_the_call_holds_is_returned_itself_with_its_text() -> None:
     built.clear()
     result = executor().execute(ToolCall("fresh", '{"n": 3}', "c1"))
-    assert id(result) == built[0]
+    assert (id(result) == built[0]) is IN_PLACE
     assert result.render() == "total 3"
     assert result.model_text() == "fresh\n\ntotal 3"
 
@@ -113,5 +118,5 @@ def test_an_awaited_result_only_the_call_holds_is_returned_itself_with_its_text(
     )
     run = ToolExecutor(prompt=Prompt(template), session=Session())
     result = asyncio.run(run.aexecute(ToolCall("afresh", '{"n": 6}', "c1")))
-    assert id(result) == built[0]
+    assert (id(result) == built[0]) is IN_PLACE
     assert result.render() == "total 6"

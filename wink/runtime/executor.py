@@ -1255,7 +1255,9 @@ class _Probe:
         return self.commit(None, None, returned)
 
 
-_UNSHARED = _Probe().run()
+# From 3.14, CPython may hold a local without counting it: a count could then
+# miss a holder, so there every result is copied.
+_UNSHARED = _Probe().run() if sys.version_info < (3, 14) else 0
 """What ``sys.getrefcount`` says in ``_commit`` of a result that nothing but the call
 holds: ``_run_direct``'s variable, ``_commit``'s argument and the count's own. Measured
 the same way on this interpreter, since how arguments are held differs between
