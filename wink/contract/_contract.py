@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import PydanticSchemaGenerationError, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.errors import PydanticInvalidForJsonSchema
-from pydantic_core import PydanticSerializationError, SchemaValidator, to_json
+from pydantic_core import CoreConfig, PydanticSerializationError, SchemaValidator, to_json
 
 from wink.contract._core_schema import (
     ARGUMENTS_TEXT,
@@ -20,6 +21,8 @@ from wink.contract._core_schema import (
     fail_fast_everywhere,
     forbid_extra_everywhere,
     reads_arguments_text,
+    strict_everywhere,
+    without_widening,
 )
 from wink.contract._field_search import field_mentioning, field_not_json
 from wink.contract._flat import FlatRecord, flat_record
@@ -56,6 +59,8 @@ _MANY_PROBLEMS = 1000
 
 _EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProperties": False}
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
+_NO_QUICK_PATH = -2
+_STRICT = CoreConfig(strict=True)
 
 
 class ContractViolation(ToolValidationError):
@@ -95,6 +100,15 @@ class Contract(Generic[T]):
     """Where the validator's error locations lead in ``input_schema``, kept for reports."""
     _reads_text: bool | None = field(default=None, repr=False)
     """Whether a check reads the JSON text from the validation context; found on first parse."""
+    _shortcut: list[_Shortcut] = field(default_factory=list, repr=False)
+    """The narrower validator tried first, built on first parse and shared with copies."""
+    _quick: Any = field(default=None, init=False, repr=False)
+    """``validate_json`` of the shortcut's validator, once ``parse`` may call it directly."""
+    _written_keys: tuple[str, ...] | None = field(default=None, init=False, repr=False)
+    """The property names written as keys, for the repeated-key check of the quick path."""
+    _quick_size: int = field(default=-1, init=False, repr=False)
+    """The longest text (in characters) the quick path takes: ``-1`` until it is prepared,
+    ``_NO_QUICK_PATH`` when every text takes the full path."""
 
     @property
     def output_schema(self) -> JsonSchema:
@@ -121,6 +135,31 @@ class Contract(Generic[T]):
         A document over ``max_bytes`` is refused before it is read, and one whose
         objects repeat a key is refused although every value is valid.
         """
+        # The usual call first: a short text that the quick validator accepts and
+        # whose key names each occur once. Anything else takes the full path below.
+        if type(arguments) is str and len(arguments) <= self._quick_size:
+            try:
+                value: T = self._quick(arguments)  # strict: see ``strict_everywhere``
+            except ValidationError:
+                return self._parse(arguments, shortcut_refused=True)
+            else:
+                keys = self._written_keys
+                if keys is not None and "\\" not in arguments:
+                    # Each key has a colon after it: when every colon follows a distinct
+                    # name written as a key, no key is written twice (see ``KeyNames``).
+                    unmatched = arguments.count(":")
+                    for key in keys:
+                        if key in arguments:
+                            unmatched -= 1
+                    if unmatched <= 0:
+                        return value
+                self._check_keys(arguments)
+                return value
+        return self._parse(arguments)
+
+    def _parse(
+        self, arguments: str | bytes | Mapping[str, Any] | None, *, shortcut_refused: bool = False
+    ) -> T:
         validator = self._validator
         if validator is None:
             return self._parse_nothing(arguments)
@@ -133,6 +172,26 @@ class Contract(Generic[T]):
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
             if limit is not None and len(text) > limit:  # bytes: the length is the size
                 self._check_size(text, limit)
+        shortcut = self._prepare_shortcut() if self._quick_size == -1 else self._shortcut[0]
+        value = self._validated(validator, None if shortcut_refused else shortcut, text)
+        if text is arguments:  # a decoded mapping cannot repeat a key
+            self._check_keys(text)
+        return value
+
+    def _validated(
+        self, validator: SchemaValidator, shortcut: _Shortcut | None, text: str | bytes
+    ) -> T:
+        """``text`` validated: by the shortcut's narrower validator if it accepts it, or else
+        by the full one, whose refusal is the one reported."""
+        quick = None if shortcut is None else shortcut.validator
+        if shortcut is not None and quick is not None:
+            context = {ARGUMENTS_TEXT: text} if shortcut.reads_text else None
+            try:
+                accepted: T = quick.validate_json(text, context=context)
+            except ValidationError:
+                pass
+            else:
+                return accepted
         reads_text = self._reads_text
         if reads_text is None:
             reads_text = self._find_whether_checks_read_text()
@@ -145,17 +204,36 @@ class Contract(Generic[T]):
                 value = validator.validate_json(text, strict=True)
         except ValidationError as error:
             raise ContractViolation(f"invalid {self.name}", self._problems(error, text)) from None
-        if text is arguments:  # a decoded mapping cannot repeat a key
-            names = self._key_names
-            if names is None or not names.unique_in(text):  # settles most texts
-                self._refuse_repeated_key(text, names)
         return value
+
+    def _prepare_shortcut(self) -> _Shortcut:
+        """Build the narrower validator (once for this contract and its copies), and let
+        ``parse`` take the quick path where it can."""
+        with _lock:
+            if not self._shortcut:
+                self._shortcut.append(_Shortcut.of(self._core, self._key_names))
+        shortcut = self._shortcut[0]
+        quick_size = _NO_QUICK_PATH
+        if shortcut.validator is not None and not shortcut.reads_text:
+            object.__setattr__(self, "_quick", shortcut.validator.validate_json)
+            object.__setattr__(self, "_written_keys", shortcut.written_keys)
+            # Up to a quarter of the limit, a text is within it whatever its characters.
+            limit = self.max_bytes
+            quick_size = sys.maxsize if limit is None else limit >> 2
+        object.__setattr__(self, "_quick_size", quick_size)
+        return shortcut
 
     def _find_whether_checks_read_text(self) -> bool:
         """Whether some check of the type reads the JSON text, found once and kept."""
         reads_text = self._core is None or reads_arguments_text(self._core)
         object.__setattr__(self, "_reads_text", reads_text)
         return reads_text
+
+    def _check_keys(self, text: str | bytes) -> None:
+        """Refuse a text where an object repeats a key."""
+        names = self._key_names
+        if names is None or not names.unique_in(text):  # settles most texts
+            self._refuse_repeated_key(text, names)
 
     def _refuse_repeated_key(self, text: str | bytes, names: KeyNames | None) -> None:
         repeated = read_repeated_key(text) if names is not None else repeated_key(text)
@@ -273,6 +351,28 @@ class Contract(Generic[T]):
             got = _as_json_text(got)
             problem = FieldProblem(field_name or "<root>", f"expected {expected} (got {got})")
         return ContractViolation(f"value does not match {self.name}", (problem,))
+
+
+@dataclass(frozen=True, slots=True)
+class _Shortcut:
+    """A validator that ``parse`` tries before the full one (see ``without_widening``):
+    it accepts fewer payloads, stops at its first error, and runs no widening check."""
+
+    validator: SchemaValidator | None
+    """``None`` when the contract has no core schema to narrow."""
+    reads_text: bool
+    """Whether a check of the narrower validator still reads the JSON text."""
+    written_keys: tuple[str, ...] | None
+    """``KeyNames.written_keys`` of the contract's property names."""
+
+    @classmethod
+    def of(cls, core: Any, key_names: KeyNames | None) -> _Shortcut:
+        if core is None:
+            return cls(None, False, None)
+        narrowed = strict_everywhere(fail_fast_everywhere(without_widening(core)))
+        written_keys = None if key_names is None else key_names.written_keys
+        validator = SchemaValidator(narrowed, config=_STRICT)
+        return cls(validator, reads_arguments_text(narrowed), written_keys)
 
 
 # pydantic reports a mismatched value only in its warning text.

@@ -35,12 +35,19 @@ __all__ = [
     "fail_fast_everywhere",
     "forbid_extra_everywhere",
     "reads_arguments_text",
+    "strict_everywhere",
+    "without_widening",
 ]
 
 ARGUMENTS_TEXT = "wink.arguments"
 """Key of the parsed JSON text in the validation context, for checks that need the text."""
 _READS_TEXT = "wink.reads-arguments-text"
 """Metadata of a rewritten node whose check reads ``ARGUMENTS_TEXT`` from the context."""
+_WIDENS = "wink.widens"
+"""Metadata of a wrapper that lets parsing accept more than the node inside it: its
+value says which (``_NULL_DEFAULT`` or ``_INTEGRAL``), see ``without_widening``."""
+_NULL_DEFAULT = "null-means-default"
+_INTEGRAL = "integral-floats"
 _LOSSY = "wink.lossy-integral-floats"
 _WRITTEN = "wink.written-numbers"
 _TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "uuid"})
@@ -151,6 +158,105 @@ def fail_fast_everywhere(schema: Any) -> Any:
     return copied
 
 
+def without_widening(schema: Any) -> Any:
+    """A copy of a rewritten core schema without the wrappers that widen what it accepts.
+
+    ``null`` for a field's default and ``3.0`` for an integer are rare, but their checks
+    are Python calls on every parse. The copy refuses those payloads and, on everything
+    it accepts, gives the value the full schema gives; a caller tries it first and lets
+    the full schema decide whatever it refuses.
+
+    A wrapper stays where removing it could let the copy accept a payload differently:
+    under a union (another choice might take the value), under a wrap validator (it may
+    catch the refusal), under a default that swallows errors, in shared definitions
+    (reached from anywhere), and a ``null`` wrapper whose inner schema might accept
+    ``null`` through a validator of the author's.
+    """
+    if isinstance(schema, list | tuple):
+        items = [without_widening(item) for item in schema]
+        return items if type(schema) is list else type(schema)(items)
+    if not isinstance(schema, dict):
+        return schema
+    kind = schema.get("type")
+    if kind in _ALTERNATIVES or (kind == "default" and schema.get("on_error", "raise") != "raise"):
+        return schema
+    if kind == "definitions":
+        return {**schema, "schema": without_widening(schema["schema"])}
+    widens = _widening(schema)
+    if widens == _NULL_DEFAULT:
+        inner = schema["schema"]["schema"]  # the function's nullable schema, and inside it
+        if _refuses_null(inner):
+            return without_widening(inner)
+    elif widens == _INTEGRAL:
+        inner = schema["schema"]
+        return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
+    return {
+        key: without_widening(value)
+        if isinstance(value, _NESTED) and key not in _NOT_VALIDATED
+        else value
+        for key, value in schema.items()
+    }
+
+
+_ALTERNATIVES = frozenset({"union", "function-wrap"})
+"""Nodes where refusing a value in one place may lead to accepting it in another."""
+_NULL_REFUSING = frozenset(
+    {"str", "int", "bool", "float", "bytes", "list", "tuple", "dict", "typed-dict"}
+)
+"""Nodes that refuse JSON ``null`` and run no function of the author's on it."""
+
+
+def _widening(schema: dict[str, Any]) -> Any:
+    metadata = schema.get("metadata")
+    return metadata.get(_WIDENS) if isinstance(metadata, dict) else None
+
+
+def _refuses_null(schema: Any) -> bool:
+    """Whether ``schema`` surely refuses ``null`` (``False`` when it cannot tell)."""
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind in _NULL_REFUSING:
+        return True
+    if kind == "function-after" or _widening(schema) == _INTEGRAL:
+        # An after-validator sees only what its schema accepted; the integer wrapper
+        # passes ``null`` on unchanged.
+        return _refuses_null(schema.get("schema"))
+    if kind in ("dataclass", "model"):
+        # A before-validator of the class sits between the node and its fields.
+        fields = schema.get("schema")
+        return (
+            not schema.get("root_model")
+            and isinstance(fields, dict)
+            and fields.get("type") in ("dataclass-args", "model-fields")
+        )
+    return False
+
+
+def strict_everywhere(schema: Any) -> Any:
+    """A copy of a core schema that every node validates strictly, without being asked.
+
+    Parsing passes ``strict=True`` on each call, which overrides every node's and
+    class's setting; a validator built from this copy (and with a strict config)
+    behaves the same with no argument to read.
+    """
+    if isinstance(schema, list | tuple):
+        return type(schema)(strict_everywhere(item) for item in schema)
+    if not isinstance(schema, dict):
+        return schema
+    copied = {
+        key: strict_everywhere(value)
+        if isinstance(value, _NESTED) and key not in _NOT_VALIDATED
+        else value
+        for key, value in schema.items()
+    }
+    if copied.get("strict") is False:
+        copied["strict"] = True
+    if isinstance(copied.get("config"), dict):
+        copied["config"] = {**copied["config"], "strict": True}
+    return copied
+
+
 def _rewrite(node: Any, where: _Where) -> Any:
     if isinstance(node, list | tuple):
         # Tuples hold labelled union choices: ``(schema, label)``.
@@ -248,7 +354,7 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
         return int(value)
 
     wrapper = cs.with_info_before_validator_function(
-        integral_float_to_int, node, metadata={_READS_TEXT: True}
+        integral_float_to_int, node, metadata={_READS_TEXT: True, _WIDENS: _INTEGRAL}
     )
     return _wrapped(wrapper, node)
 
@@ -498,7 +604,9 @@ def _null_means_default(node: dict[str, Any], where: _Where) -> dict[str, Any]:
                 return value
             return factory(info.data) if takes_data else factory()
 
-        rewritten["schema"] = cs.with_info_after_validator_function(fill, cs.nullable_schema(inner))
+        rewritten["schema"] = cs.with_info_after_validator_function(
+            fill, cs.nullable_schema(inner), metadata={_WIDENS: _NULL_DEFAULT}
+        )
     else:
         default = node.get("default")
 
@@ -506,7 +614,7 @@ def _null_means_default(node: dict[str, Any], where: _Where) -> dict[str, Any]:
             return _copy_default(default) if value is None else value
 
         rewritten["schema"] = cs.no_info_after_validator_function(
-            fill_default, cs.nullable_schema(inner)
+            fill_default, cs.nullable_schema(inner), metadata={_WIDENS: _NULL_DEFAULT}
         )
     return rewritten
 

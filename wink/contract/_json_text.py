@@ -89,10 +89,19 @@ def _unique_keys(text: AnyStr, keys_pattern: re.Pattern[AnyStr], backslash: AnyS
 class KeyNames:
     """The property names a closed schema allows, as they are written in JSON text."""
 
-    __slots__ = ("data", "text")
+    __slots__ = ("data", "text", "written_keys")
 
     def __init__(self, names: Iterable[str]) -> None:
         written = [json.dumps(name, ensure_ascii=False) for name in sorted(set(names))]
+        plain = all(_PLAIN.isdisjoint(quoted[1:-1]) for quoted in written)
+        self.written_keys = tuple(f"{name}:" for name in written) if plain else None
+        """Each name quoted and followed by a colon, when no name holds a character that
+        JSON escapes or writes between values (``None`` otherwise).
+
+        In a text without backslashes, such a name's quoted form is a whole string (a
+        closing and an opening quote have one of ``,:[]{}`` between them), so a match
+        of ``"name":`` is a key. The text has a colon after each key: when it has at most
+        as many colons as names matched this way, its keys are distinct, everywhere."""
         self.text = tuple(
             (name, f"{name}:", tuple(name + space for space in _JSON_SPACES)) for name in written
         )
@@ -156,6 +165,9 @@ class KeyNames:
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
+
+_PLAIN = frozenset(',:[]{}" \t\n\r\\')
+"""Characters that keep a quoted name from being known as a whole string by its quotes."""
 
 # A node with none of these keywords accepts any JSON value.
 _TYPED = frozenset({"type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const"})
