@@ -6,7 +6,7 @@ import ast
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
@@ -51,6 +51,9 @@ __all__ = [
 
 T = TypeVar("T")
 
+Arguments = str | bytes | Mapping[str, Any] | None
+"""What ``Contract.parse`` reads: a JSON document, or a mapping already decoded."""
+
 DEFAULT_MAX_BYTES = 1024 * 1024
 """The default size limit of a tool's arguments (1 MiB); see ``Tool.max_argument_bytes``."""
 
@@ -59,7 +62,10 @@ _MANY_PROBLEMS = 1000
 
 _EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}, "additionalProperties": False}
 _EMPTY_ARGUMENTS = frozenset({"", "{}", "null"})
+_UNPREPARED = -1
 _NO_QUICK_PATH = -2
+_NEVER_WRITTEN = "\x00"
+"""A character no valid JSON text holds (a control character is escaped in a string)."""
 _STRICT = CoreConfig(strict=True)
 
 
@@ -102,13 +108,18 @@ class Contract(Generic[T]):
     """Whether a check reads the JSON text from the validation context; found on first parse."""
     _shortcut: list[_Shortcut] = field(default_factory=list, repr=False)
     """The narrower validator tried first, built on first parse and shared with copies."""
-    _quick: Any = field(default=None, init=False, repr=False)
-    """``validate_json`` of the shortcut's validator, once ``parse`` may call it directly."""
-    _written_keys: tuple[str, ...] | None = field(default=None, init=False, repr=False)
-    """The property names written as keys, for the repeated-key check of the quick path."""
-    _quick_size: int = field(default=-1, init=False, repr=False)
-    """The longest text (in characters) the quick path takes: ``-1`` until it is prepared,
-    ``_NO_QUICK_PATH`` when every text takes the full path."""
+    parse: Callable[[Arguments], T] = field(init=False, repr=False)
+    """Parse a JSON document or decoded mapping, raising ``ContractViolation``.
+
+    A contract of ``None`` accepts only an empty payload: ``{}``, ``""`` or ``null``.
+    A document over ``max_bytes`` is refused before it is read, and one whose
+    objects repeat a key is refused although every value is valid.
+
+    A function of this contract's own (see ``_quick_parser``), not a method: the usual
+    call then reads no attribute."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parse", _quick_parser(self))
 
     @property
     def output_schema(self) -> JsonSchema:
@@ -128,38 +139,9 @@ class Contract(Generic[T]):
         """A readable name of the contract's type."""
         return type_name(self.type)
 
-    def parse(self, arguments: str | bytes | Mapping[str, Any] | None) -> T:
-        """Parse a JSON document or decoded mapping, raising ``ContractViolation``.
-
-        A contract of ``None`` accepts only an empty payload: ``{}``, ``""`` or ``null``.
-        A document over ``max_bytes`` is refused before it is read, and one whose
-        objects repeat a key is refused although every value is valid.
-        """
-        # The usual call first: a short text that the quick validator accepts and
-        # whose key names each occur once. Anything else takes the full path below.
-        if type(arguments) is str and len(arguments) <= self._quick_size:
-            try:
-                value: T = self._quick(arguments)  # strict: see ``strict_everywhere``
-            except ValidationError:
-                return self._parse(arguments, shortcut_refused=True)
-            else:
-                keys = self._written_keys
-                if keys is not None and "\\" not in arguments:
-                    # Each key has a colon after it: when every colon follows a distinct
-                    # name written as a key, no key is written twice (see ``KeyNames``).
-                    unmatched = arguments.count(":")
-                    for key in keys:
-                        if key in arguments:
-                            unmatched -= 1
-                    if unmatched <= 0:
-                        return value
-                self._check_keys(arguments)
-                return value
-        return self._parse(arguments)
-
-    def _parse(
-        self, arguments: str | bytes | Mapping[str, Any] | None, *, shortcut_refused: bool = False
-    ) -> T:
+    def _parse(self, arguments: Arguments, *, shortcut_refused: bool = False) -> T:
+        """``parse`` in full: any payload, tried first with the shortcut's validator unless
+        it refused the payload already."""
         validator = self._validator
         if validator is None:
             return self._parse_nothing(arguments)
@@ -172,7 +154,7 @@ class Contract(Generic[T]):
             text = arguments if isinstance(arguments, bytes) else to_json(arguments)
             if limit is not None and len(text) > limit:  # bytes: the length is the size
                 self._check_size(text, limit)
-        shortcut = self._prepare_shortcut() if self._quick_size == -1 else self._shortcut[0]
+        shortcut = self._shortcut[0] if self._shortcut else self._prepare_shortcut()
         value = self._validated(validator, None if shortcut_refused else shortcut, text)
         if text is arguments:  # a decoded mapping cannot repeat a key
             self._check_keys(text)
@@ -207,21 +189,11 @@ class Contract(Generic[T]):
         return value
 
     def _prepare_shortcut(self) -> _Shortcut:
-        """Build the narrower validator (once for this contract and its copies), and let
-        ``parse`` take the quick path where it can."""
+        """Build the narrower validator, once for this contract and its copies."""
         with _lock:
             if not self._shortcut:
                 self._shortcut.append(_Shortcut.of(self._core, self._key_names))
-        shortcut = self._shortcut[0]
-        quick_size = _NO_QUICK_PATH
-        if shortcut.validator is not None and not shortcut.reads_text:
-            object.__setattr__(self, "_quick", shortcut.validator.validate_json)
-            object.__setattr__(self, "_written_keys", shortcut.written_keys)
-            # Up to a quarter of the limit, a text is within it whatever its characters.
-            limit = self.max_bytes
-            quick_size = sys.maxsize if limit is None else limit >> 2
-        object.__setattr__(self, "_quick_size", quick_size)
-        return shortcut
+        return self._shortcut[0]
 
     def _find_whether_checks_read_text(self) -> bool:
         """Whether some check of the type reads the JSON text, found once and kept."""
@@ -351,6 +323,64 @@ class Contract(Generic[T]):
             got = _as_json_text(got)
             problem = FieldProblem(field_name or "<root>", f"expected {expected} (got {got})")
         return ContractViolation(f"value does not match {self.name}", (problem,))
+
+
+def _quick_parser(contract: Contract[T]) -> Callable[[Arguments], T]:
+    """``contract.parse``: the usual call in as few steps as it takes, any other by
+    ``Contract._parse``.
+
+    The usual call is a text within a quarter of the size limit (so within the limit
+    whatever its characters), that the shortcut's validator accepts and whose keys are
+    known to be distinct: each key has a colon after it, so a text with no more colons
+    than property names written as keys (see ``KeyNames.written_keys``) repeats none.
+    Its steps read variables of this function, set once the first parse has built the
+    shortcut; a contract whose shortcut cannot take such a text never takes this path.
+    """
+    size = _UNPREPARED  # the longest text (in characters) the quick path takes
+    quick: Callable[[str], T] = _unprepared
+    # The first two names written as keys are looked up inline (most tools have few).
+    first = second = _NEVER_WRITTEN
+    others: tuple[str, ...] = ()
+    full = contract._parse
+    check_keys = contract._check_keys
+
+    def prepare(shortcut: _Shortcut) -> None:
+        nonlocal size, quick, first, second, others
+        if shortcut.validator is None or shortcut.reads_text or not shortcut.written_keys:
+            size = _NO_QUICK_PATH
+            return
+        quick = shortcut.validator.validate_json  # strict: see ``strict_everywhere``
+        keys = shortcut.written_keys
+        first, second = (*keys, _NEVER_WRITTEN, _NEVER_WRITTEN)[:2]
+        others = keys[2:]
+        limit = contract.max_bytes
+        size = sys.maxsize if limit is None else limit >> 2
+
+    def parse(arguments: Arguments) -> T:
+        if type(arguments) is str and len(arguments) <= size:
+            try:
+                value = quick(arguments)
+            except ValidationError:
+                return full(arguments, shortcut_refused=True)
+            unmatched = arguments.count(":") - (first in arguments) - (second in arguments)
+            if unmatched > 0:
+                for key in others:
+                    if key in arguments:
+                        unmatched -= 1
+                if unmatched > 0:
+                    check_keys(arguments)
+            return value
+        value = full(arguments)
+        if size == _UNPREPARED and contract._shortcut:
+            prepare(contract._shortcut[0])
+        return value
+
+    parse.__doc__ = "Parse a JSON document or decoded mapping, raising ``ContractViolation``."
+    return parse
+
+
+def _unprepared(text: str) -> Any:
+    raise AssertionError("the quick path is taken only once it is prepared")
 
 
 @dataclass(frozen=True, slots=True)
