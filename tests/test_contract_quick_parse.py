@@ -1,7 +1,7 @@
 """Parsing tries a narrower validator first, and answers exactly as the full one does.
 
 The narrower validator has no ``null``-means-default and no whole-number-float
-wrapper (see ``wink.contract._core_schema.without_widening``), so the usual call runs
+wrapper (see ``wink.contract._core_schema.quick_schema``), so the usual call runs
 no Python function; whatever it refuses, the full validator decides. These tests
 compare ``parse`` with a copy of the contract that only has the full validator, on
 generated payloads full of what the wrappers are for: ``null``, whole floats, big
@@ -29,7 +29,7 @@ from pydantic import (
 
 from wink.contract import Contract, ContractViolation, compile_contract
 from wink.contract._contract import _Shortcut
-from wink.contract._core_schema import strict_everywhere, without_widening
+from wink.contract._core_schema import quick_schema
 from wink.contract._json_text import KeyNames
 
 
@@ -223,7 +223,9 @@ def test_the_narrower_schema_of_a_record_with_defaults_runs_no_python_function()
         "function-before",
         "function-after",
     ]
-    assert _functions(without_widening(core)) == []
+    narrowed, reads_text = quick_schema(core)
+    assert _functions(narrowed) == []
+    assert reads_text is False  # the whole-float check of ``limit`` read it
 
 
 @dataclasses.dataclass
@@ -235,17 +237,19 @@ def test_wrappers_under_a_union_are_kept_in_the_narrower_schema() -> None:
     # Refusing ``null`` or ``3.0`` in one choice could let another choice take it.
     core = compile_contract(Either)._core
     assert _functions(core) == ["function-after", "function-before"]
-    assert _functions(without_widening(core)) == ["function-after", "function-before"]
+    narrowed, reads_text = quick_schema(core)
+    assert _functions(narrowed) == ["function-after", "function-before"]
+    assert reads_text is True
 
 
-def test_strict_everywhere_turns_every_lax_setting_strict() -> None:
+def test_the_quick_schema_turns_every_lax_setting_strict() -> None:
     schema = {
         "type": "model",
         "config": {"strict": False, "title": "M"},
         "schema": {"type": "int", "strict": False},
         "metadata": {"strict": False},
     }
-    assert strict_everywhere(schema) == {
+    assert quick_schema(schema)[0] == {
         "type": "model",
         "config": {"strict": True, "title": "M"},
         "schema": {"type": "int", "strict": True},
@@ -294,3 +298,15 @@ def test_names_written_as_keys_are_given_only_when_no_name_needs_care() -> None:
     assert KeyNames(["b", "a"]).written_keys == ('"a":', '"b":')
     for awkward in ["x y", "n:", 'q"t', "a,b", "[", "tab\t"]:
         assert KeyNames(["a", awkward]).written_keys is None
+
+
+def test_the_quick_schema_stops_arrays_at_their_first_error() -> None:
+    schema = {"type": "list", "items_schema": {"type": "dict", "values_schema": {"type": "int"}}}
+    assert quick_schema(schema) == (
+        {
+            "type": "list",
+            "items_schema": {"type": "dict", "values_schema": {"type": "int"}, "fail_fast": True},
+            "fail_fast": True,
+        },
+        False,
+    )

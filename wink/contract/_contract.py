@@ -20,9 +20,8 @@ from wink.contract._core_schema import (
     CoreReferences,
     fail_fast_everywhere,
     forbid_extra_everywhere,
+    quick_schema,
     reads_arguments_text,
-    strict_everywhere,
-    without_widening,
 )
 from wink.contract._field_search import field_mentioning, field_not_json
 from wink.contract._flat import FlatRecord, flat_record
@@ -349,7 +348,7 @@ def _quick_parser(contract: Contract[T]) -> Callable[[Arguments], T]:
         if shortcut.validator is None or shortcut.reads_text or not shortcut.written_keys:
             size = _NO_QUICK_PATH
             return
-        quick = shortcut.validator.validate_json  # strict: see ``strict_everywhere``
+        quick = shortcut.validator.validate_json  # strict: see ``quick_schema``
         keys = shortcut.written_keys
         first, second = (*keys, _NEVER_WRITTEN, _NEVER_WRITTEN)[:2]
         others = keys[2:]
@@ -385,7 +384,7 @@ def _unprepared(text: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class _Shortcut:
-    """A validator that ``parse`` tries before the full one (see ``without_widening``):
+    """A validator that ``parse`` tries before the full one (see ``quick_schema``):
     it accepts fewer payloads, stops at its first error, and runs no widening check."""
 
     validator: SchemaValidator | None
@@ -399,10 +398,10 @@ class _Shortcut:
     def of(cls, core: Any, key_names: KeyNames | None) -> _Shortcut:
         if core is None:
             return cls(None, False, None)
-        narrowed = strict_everywhere(fail_fast_everywhere(without_widening(core)))
+        narrowed, reads_text = quick_schema(core)
         written_keys = None if key_names is None else key_names.written_keys
         validator = SchemaValidator(narrowed, config=_STRICT)
-        return cls(validator, reads_arguments_text(narrowed), written_keys)
+        return cls(validator, reads_text, written_keys)
 
 
 # pydantic reports a mismatched value only in its warning text.

@@ -34,9 +34,8 @@ __all__ = [
     "core_references",
     "fail_fast_everywhere",
     "forbid_extra_everywhere",
+    "quick_schema",
     "reads_arguments_text",
-    "strict_everywhere",
-    "without_widening",
 ]
 
 ARGUMENTS_TEXT = "wink.arguments"
@@ -45,7 +44,7 @@ _READS_TEXT = "wink.reads-arguments-text"
 """Metadata of a rewritten node whose check reads ``ARGUMENTS_TEXT`` from the context."""
 _WIDENS = "wink.widens"
 """Metadata of a wrapper that lets parsing accept more than the node inside it: its
-value says which (``_NULL_DEFAULT`` or ``_INTEGRAL``), see ``without_widening``."""
+value says which (``_NULL_DEFAULT`` or ``_INTEGRAL``), see ``quick_schema``."""
 _NULL_DEFAULT = "null-means-default"
 _INTEGRAL = "integral-floats"
 _LOSSY = "wink.lossy-integral-floats"
@@ -158,44 +157,66 @@ def fail_fast_everywhere(schema: Any) -> Any:
     return copied
 
 
-def without_widening(schema: Any) -> Any:
-    """A copy of a rewritten core schema without the wrappers that widen what it accepts.
+def quick_schema(schema: Any) -> tuple[Any, bool]:
+    """A copy of a rewritten core schema, for a validator that parsing tries first, and
+    whether a check of the copy reads the JSON text (see ``reads_arguments_text``).
 
-    ``null`` for a field's default and ``3.0`` for an integer are rare, but their checks
-    are Python calls on every parse. The copy refuses those payloads and, on everything
-    it accepts, gives the value the full schema gives; a caller tries it first and lets
-    the full schema decide whatever it refuses.
+    Whatever value the copy accepts is the value the full schema gives; whatever it
+    refuses, the full schema decides (and its errors are the ones reported). It differs
+    from the full schema in three ways:
 
-    A wrapper stays where removing it could let the copy accept a payload differently:
-    under a union (another choice might take the value), under a wrap validator (it may
-    catch the refusal), under a default that swallows errors, in shared definitions
-    (reached from anywhere), and a ``null`` wrapper whose inner schema might accept
-    ``null`` through a validator of the author's.
+    - It has no wrapper that widens what the schema accepts. ``null`` for a field's
+      default and ``3.0`` for an integer are rare, but their checks are Python calls on
+      every parse. A wrapper stays where removing it could let the copy accept a payload
+      differently: under a union (another choice might take the value), under a wrap
+      validator (it may catch the refusal), under a default that swallows errors, in
+      shared definitions (reached from anywhere), and a ``null`` wrapper whose inner
+      schema might accept ``null`` through a validator of the author's.
+    - Every node and every class's config is strict. Parsing passes ``strict=True``,
+      which overrides them all; a validator built from the copy with a strict config
+      behaves the same with no argument to read.
+    - Arrays and mappings stop at their first error: the copy's errors are never shown.
     """
-    if isinstance(schema, list | tuple):
-        items = [without_widening(item) for item in schema]
-        return items if type(schema) is list else type(schema)(items)
-    if not isinstance(schema, dict):
-        return schema
-    kind = schema.get("type")
-    if kind in _ALTERNATIVES or (kind == "default" and schema.get("on_error", "raise") != "raise"):
-        return schema
-    if kind == "definitions":
-        return {**schema, "schema": without_widening(schema["schema"])}
-    widens = _widening(schema)
-    if widens == _NULL_DEFAULT:
-        inner = schema["schema"]["schema"]  # the function's nullable schema, and inside it
-        if _refuses_null(inner):
-            return without_widening(inner)
-    elif widens == _INTEGRAL:
-        inner = schema["schema"]
-        return {**inner, "ref": schema["ref"]} if "ref" in schema else inner
-    return {
-        key: without_widening(value)
+    readers: list[Any] = []
+    return _quick(schema, True, readers), bool(readers)
+
+
+def _quick(node: Any, narrow: bool, readers: list[Any]) -> Any:
+    """``quick_schema`` of ``node``; each kept node whose check reads the text is added
+    to ``readers``."""
+    if isinstance(node, list | tuple):
+        items = [_quick(item, narrow, readers) for item in node]
+        return items if type(node) is list else type(node)(items)
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if narrow:
+        widens = _widening(node)
+        if widens == _NULL_DEFAULT and _refuses_null(node["schema"]["schema"]):
+            # The function's nullable schema, and inside it the field's own.
+            return _quick(node["schema"]["schema"], narrow, readers)
+        if widens == _INTEGRAL:
+            inner = _quick(node["schema"], narrow, readers)
+            return {**inner, "ref": node["ref"]} if "ref" in node else inner
+        narrow = kind not in _ALTERNATIVES and (
+            kind != "default" or node.get("on_error", "raise") == "raise"
+        )
+    copied = {
+        key: _quick(value, narrow and not (kind == "definitions" and key == "definitions"), readers)
         if isinstance(value, _NESTED) and key not in _NOT_VALIDATED
         else value
-        for key, value in schema.items()
+        for key, value in node.items()
     }
+    metadata = node.get("metadata")
+    if isinstance(metadata, dict) and metadata.get(_READS_TEXT) is True:
+        readers.append(node)
+    if copied.get("strict") is False:
+        copied["strict"] = True
+    if isinstance(copied.get("config"), dict):
+        copied["config"] = {**copied["config"], "strict": True}
+    if kind in _CONTAINERS:
+        copied["fail_fast"] = True
+    return copied
 
 
 _ALTERNATIVES = frozenset({"union", "function-wrap"})
@@ -231,30 +252,6 @@ def _refuses_null(schema: Any) -> bool:
             and fields.get("type") in ("dataclass-args", "model-fields")
         )
     return False
-
-
-def strict_everywhere(schema: Any) -> Any:
-    """A copy of a core schema that every node validates strictly, without being asked.
-
-    Parsing passes ``strict=True`` on each call, which overrides every node's and
-    class's setting; a validator built from this copy (and with a strict config)
-    behaves the same with no argument to read.
-    """
-    if isinstance(schema, list | tuple):
-        return type(schema)(strict_everywhere(item) for item in schema)
-    if not isinstance(schema, dict):
-        return schema
-    copied = {
-        key: strict_everywhere(value)
-        if isinstance(value, _NESTED) and key not in _NOT_VALIDATED
-        else value
-        for key, value in schema.items()
-    }
-    if copied.get("strict") is False:
-        copied["strict"] = True
-    if isinstance(copied.get("config"), dict):
-        copied["config"] = {**copied["config"], "strict": True}
-    return copied
 
 
 def _rewrite(node: Any, where: _Where) -> Any:
