@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 import threading
@@ -191,7 +192,8 @@ class Contract(Generic[T]):
         """Build the narrower validator, once for this contract and its copies."""
         with _lock:
             if not self._shortcut:
-                self._shortcut.append(_Shortcut.of(self._core, self._key_names))
+                shortcut = _Shortcut.of(self._core, self._key_names, self.input_schema)
+                self._shortcut.append(shortcut)
         return self._shortcut[0]
 
     def _find_whether_checks_read_text(self) -> bool:
@@ -366,7 +368,9 @@ def _quick_parser(contract: Contract[T]) -> Callable[[Arguments], T]:
                 for key in others:
                     if key in arguments:
                         unmatched -= 1
-                if unmatched > 0:
+                        if not unmatched:
+                            break
+                else:
                     check_keys(arguments)
             return value
         value = full(arguments)
@@ -392,16 +396,26 @@ class _Shortcut:
     reads_text: bool
     """Whether a check of the narrower validator still reads the JSON text."""
     written_keys: tuple[str, ...] | None
-    """``KeyNames.written_keys`` of the contract's property names."""
+    """``KeyNames.written_keys`` of the contract's property names, the top level's first
+    (in the order the type declares them: the ones a payload most likely holds)."""
 
     @classmethod
-    def of(cls, core: Any, key_names: KeyNames | None) -> _Shortcut:
+    def of(cls, core: Any, key_names: KeyNames | None, input_schema: JsonSchema) -> _Shortcut:
         if core is None:
             return cls(None, False, None)
         narrowed, reads_text = quick_schema(core)
         written_keys = None if key_names is None else key_names.written_keys
+        if written_keys:
+            top = [f"{json.dumps(name, ensure_ascii=False)}:" for name in _properties(input_schema)]
+            first = [key for key in top if key in written_keys]
+            written_keys = tuple(dict.fromkeys([*first, *written_keys]))
         validator = SchemaValidator(narrowed, config=_STRICT)
         return cls(validator, reads_text, written_keys)
+
+
+def _properties(schema: JsonSchema) -> Any:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, Mapping) else ()
 
 
 # pydantic reports a mismatched value only in its warning text.
