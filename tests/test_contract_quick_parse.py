@@ -1,8 +1,9 @@
 """Parsing tries a narrower validator first, and answers exactly as the full one does.
 
-The narrower validator has no ``null``-means-default and no whole-number-float
-wrapper (see ``wink.contract._core_schema.quick_schema``), so the usual call runs
-no Python function; whatever it refuses, the full validator decides. These tests
+The narrower validator has no whole-number-float wrapper and reaches the
+``null``-means-default function only for ``null`` (see
+``wink.contract._core_schema.quick_schema``), so the usual call runs no Python
+function; whatever it refuses, the full validator decides. These tests
 compare ``parse`` with a copy of the contract that only has the full validator, on
 generated payloads full of what the wrappers are for: ``null``, whole floats, big
 integers, unions, validators of the author's that see ``null``, lax fields.
@@ -26,6 +27,7 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
+from pydantic_core import SchemaValidator
 
 from wink.contract import Contract, ContractViolation, compile_contract
 from wink.contract._contract import _Shortcut
@@ -271,25 +273,30 @@ class Lookup:
 
 
 def _functions(schema: Any) -> list[str]:
+    """Each function node of a core schema, with the kind of node it validates."""
     if isinstance(schema, list | tuple):
         return [found for item in schema for found in _functions(item)]
     if not isinstance(schema, dict):
         return []
-    own = [schema["type"]] if str(schema.get("type", "")).startswith("function") else []
+    kind = str(schema.get("type", ""))
+    own = [f"{kind} of {schema['schema']['type']}"] if kind.startswith("function") else []
     return own + [found for value in schema.values() for found in _functions(value)]
 
 
-def test_the_narrower_schema_of_a_record_with_defaults_runs_no_python_function() -> None:
+def test_the_quick_schema_of_a_record_with_defaults_calls_python_only_for_null() -> None:
     core = compile_contract(Lookup)._core
     assert _functions(core) == [
-        "function-after",
-        "function-after",
-        "function-before",
-        "function-after",
+        "function-after of nullable",
+        "function-after of nullable",
+        "function-before of int",
+        "function-after of nullable",
     ]
     narrowed, reads_text = quick_schema(core)
-    assert _functions(narrowed) == []
+    assert _functions(narrowed) == ["function-after of none"] * 3
     assert reads_text is False  # the whole-float check of ``limit`` read it
+    quick = SchemaValidator(narrowed)
+    parsed = quick.validate_json('{"entity_id": "a", "limit": null, "tags": null}')
+    assert parsed == Lookup("a", include_related=False, limit=10, tags=[])
 
 
 @dataclasses.dataclass
@@ -300,9 +307,9 @@ class Either:
 def test_wrappers_under_a_union_are_kept_in_the_narrower_schema() -> None:
     # Refusing ``null`` or ``3.0`` in one choice could let another choice take it.
     core = compile_contract(Either)._core
-    assert _functions(core) == ["function-after", "function-before"]
+    assert _functions(core) == ["function-after of nullable", "function-before of int"]
     narrowed, reads_text = quick_schema(core)
-    assert _functions(narrowed) == ["function-after", "function-before"]
+    assert _functions(narrowed) == ["function-after of nullable", "function-before of int"]
     assert reads_text is True
 
 

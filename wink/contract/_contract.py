@@ -389,7 +389,8 @@ def _unprepared(text: str) -> Any:
 @dataclass(frozen=True, slots=True)
 class _Shortcut:
     """A validator that ``parse`` tries before the full one (see ``quick_schema``):
-    it accepts fewer payloads, stops at its first error, and runs no widening check."""
+    it accepts fewer payloads, stops at its first error, and calls Python only for ``null``
+    sent for a default."""
 
     validator: SchemaValidator | None
     """``None`` when the contract has no core schema to narrow."""

@@ -165,13 +165,15 @@ def quick_schema(schema: Any) -> tuple[Any, bool]:
     refuses, the full schema decides (and its errors are the ones reported). It differs
     from the full schema in three ways:
 
-    - It has no wrapper that widens what the schema accepts. ``null`` for a field's
-      default and ``3.0`` for an integer are rare, but their checks are Python calls on
-      every parse. A wrapper stays where removing it could let the copy accept a payload
-      differently: under a union (another choice might take the value), under a wrap
-      validator (it may catch the refusal), under a default that swallows errors, in
-      shared definitions (reached from anywhere), and a ``null`` wrapper whose inner
-      schema might accept ``null`` through a validator of the author's.
+    - No wrapper widens what it accepts on every parse. ``3.0`` for an integer is rare,
+      but its check is a Python call on every parse: the copy refuses whole floats.
+      ``null`` for a field's default is a union's second choice, so that only ``null``
+      reaches the function that gives the default. A wrapper stays where changing it
+      could let the copy accept a payload differently: under a union (another choice
+      might take the value), under a wrap validator (it may catch the refusal), under
+      a default that swallows errors, in shared definitions (reached from anywhere),
+      and a ``null`` wrapper whose inner schema might accept ``null`` through a
+      validator of the author's.
     - Every node and every class's config is strict. Parsing passes ``strict=True``,
       which overrides them all; a validator built from the copy with a strict config
       behaves the same with no argument to read.
@@ -193,8 +195,11 @@ def _quick(node: Any, narrow: bool, readers: list[Any]) -> Any:
     if narrow:
         widens = _widening(node)
         if widens == _NULL_DEFAULT and _refuses_null(node["schema"]["schema"]):
-            # The function's nullable schema, and inside it the field's own.
-            return _quick(node["schema"]["schema"], narrow, readers)
+            # The field's own schema (inside the function's nullable one) first, and
+            # only what it refuses reaches the function: nothing but ``null`` then.
+            fill = {"type": "function-after", "function": node["function"], "schema": _NONE}
+            inner = _quick(node["schema"]["schema"], narrow, readers)
+            return {"type": "union", "mode": "left_to_right", "choices": [inner, fill]}
         if widens == _INTEGRAL:
             inner = _quick(node["schema"], narrow, readers)
             return {**inner, "ref": node["ref"]} if "ref" in node else inner
@@ -219,6 +224,7 @@ def _quick(node: Any, narrow: bool, readers: list[Any]) -> Any:
     return copied
 
 
+_NONE = {"type": "none"}
 _ALTERNATIVES = frozenset({"union", "function-wrap"})
 """Nodes where refusing a value in one place may lead to accepting it in another."""
 _NULL_REFUSING = frozenset(
