@@ -362,17 +362,19 @@ def _quick_parser(contract: Contract[T]) -> Callable[[Arguments], T]:
             try:
                 value = quick(arguments)
             except ValidationError:
-                return full(arguments, shortcut_refused=True)
-            unmatched = arguments.count(":") - (first in arguments) - (second in arguments)
-            if unmatched > 0:
-                for key in others:
-                    if key in arguments:
-                        unmatched -= 1
-                        if not unmatched:
-                            break
-                else:
-                    check_keys(arguments)
-            return value
+                pass  # the full validator decides, outside this handler
+            else:
+                unmatched = arguments.count(":") - (first in arguments) - (second in arguments)
+                if unmatched > 0:
+                    for key in others:
+                        if key in arguments:
+                            unmatched -= 1
+                            if not unmatched:
+                                break
+                    else:
+                        check_keys(arguments)
+                return value
+            return full(arguments, shortcut_refused=True)
         value = full(arguments)
         if size == _UNPREPARED and contract._shortcut:
             prepare(contract._shortcut[0])
