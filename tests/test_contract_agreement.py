@@ -717,7 +717,6 @@ class Count(BaseModel):
     [
         ("1e-400", "0"),
         ("100.0000000000000001", "100"),
-        ("9007199254740993.0", "9007199254740992"),
         ("-1e-400", "0"),
         ("1e-330", "0"),
     ],
@@ -731,10 +730,47 @@ def test_a_number_that_only_rounds_to_an_integer_is_refused(sent: str, rounded: 
 
 @pytest.mark.parametrize(
     ("sent", "parsed"),
-    [("3.0", 3), ("1e2", 100), ("9007199254740992.0", 9007199254740992), ("-0.0", 0)],
+    [
+        ("3.0", 3),
+        ("1e2", 100),
+        ("9007199254740992.0", 9007199254740992),
+        ("-0.0", 0),
+        # Written exactly, though a float cannot hold it: the field gets what was written.
+        ("9007199254740993.0", 9007199254740993),
+        ("3.661431662591163e+16", 36614316625911630),
+        ("1.00000000000000001e17", 100000000000000001),
+    ],
 )
 def test_a_number_that_is_exactly_an_integer_is_one(sent: str, parsed: int) -> None:
-    assert compile_contract(Count).parse(f'{{"count": {sent}}}').count == parsed
+    value = compile_contract(Count).parse(f'{{"count": {sent}}}').count
+    assert (type(value), value) == (int, parsed)
+
+
+def test_a_float_too_large_for_its_digits_parses_as_the_integer_json_schema_accepts() -> None:
+    payload = {"count": 3.661431662591163e16}
+    assert schema_validator(compile_contract(Count).input_schema).is_valid(payload)
+    assert compile_contract(Count).parse(json.dumps(payload)).count == 36614316625911630
+
+
+def test_different_numbers_that_read_as_one_float_are_refused_as_ambiguous() -> None:
+    assert problems(
+        Counts, '{"counts": [{"count": 9007199254740993.0}, {"count": 9007199254740992.0}]}'
+    ) == [
+        f"counts[{index}].count: input should be an integer written without a fraction or "
+        "exponent: different numbers of these arguments read as 9007199254740992, so which "
+        "one this is is not known"
+        for index in (0, 1)
+    ]
+
+
+def test_a_literal_integer_sent_as_an_exact_large_float_is_that_literal() -> None:
+    class Big(BaseModel):
+        size: Literal[9007199254740993]
+
+    assert compile_contract(Big).parse('{"size": 9007199254740993.0}').size == 9007199254740993
+    assert problems(Big, '{"size": 9007199254740992.0}') == [
+        "size: input should be 9007199254740993 (got 9007199254740992.0)"
+    ]
 
 
 def test_a_lossy_number_in_a_string_does_not_affect_an_exact_one() -> None:

@@ -473,7 +473,7 @@ class Choices:
         ('{"rank": true}', "input should be 1 or 2, not a boolean (got true)"),
         ('{"setting": true}', "input should be 1 or 'named', not a boolean (got true)"),
         ('{"flag": 1}', "input should be True, not a number (got 1)"),
-        ('{"either": 1}', "input should be True or 2, not a number (got 1)"),
+        ('{"either": 1}', "input should be True or 2 (got 1)"),
     ],
 )
 def test_a_boolean_never_matches_a_number_in_literals_and_enums(payload: str, reason: str) -> None:

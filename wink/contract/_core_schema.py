@@ -24,7 +24,7 @@ from pydantic_core import core_schema as cs
 from wink.contract._aliases import shown_name
 from wink.contract._discriminators import check_discriminator_reaches_every_choice
 from wink.contract._formats import TEXT_FORMATS
-from wink.contract._json_text import lossy_integral_floats, written_numbers
+from wink.contract._json_text import written_numbers
 from wink.contract._set_items import unhashable_items
 from wink.errors import PromptValidationError
 
@@ -47,7 +47,6 @@ _WIDENS = "wink.widens"
 value says which (``_NULL_DEFAULT`` or ``_INTEGRAL``), see ``quick_schema``."""
 _NULL_DEFAULT = "null-means-default"
 _INTEGRAL = "integral-floats"
-_LOSSY = "wink.lossy-integral-floats"
 _WRITTEN = "wink.written-numbers"
 _TEXT_FORMATS = frozenset({"datetime", "date", "time", "timedelta", "decimal", "uuid"})
 
@@ -347,14 +346,15 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
 
     Strict parsing rejects every float; a float with a fractional part still fails.
     The float is a rounding of what was written, so the JSON text decides: ``1e-400``
-    (``0.0``) and ``9007199254740993.0`` (``9007199254740992.0``) denote no integer.
+    (read as ``0.0``) denotes no integer and is refused, and ``9007199254740993.0``
+    (read as ``9007199254740992.0``) denotes ``9007199254740993``, which is what the
+    field gets.
     """
 
     def integral_float_to_int(value: Any, info: cs.ValidationInfo) -> Any:
         if not (isinstance(value, float) and value.is_integer()):
             return value
-        _refuse_lossy_integer(value, info.context)
-        return int(value)
+        return _integer_written(value, info.context)
 
     wrapper = cs.with_info_before_validator_function(
         integral_float_to_int, node, metadata={_READS_TEXT: True, _WIDENS: _INTEGRAL}
@@ -362,19 +362,33 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
     return _wrapped(wrapper, node)
 
 
-def _refuse_lossy_integer(value: float, context: Any) -> None:
-    """Refuse a whole-number float that the JSON text wrote as a number that is not whole."""
+def _integer_written(value: float, context: Any) -> int:
+    """The integer the JSON text wrote for the whole-number float ``value``; refuses a
+    number written that is not an integer, or several that read as this same float."""
     if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
-        return
-    if _LOSSY not in context:
-        context[_LOSSY] = lossy_integral_floats(context[ARGUMENTS_TEXT])
-    if value in context[_LOSSY]:
+        return int(value)
+    if _WRITTEN not in context:
+        context[_WRITTEN] = written_numbers(context[ARGUMENTS_TEXT])
+    written = context[_WRITTEN].get(value)
+    if not written:  # not from the text (a decoded mapping): the float is all there is
+        return int(value)
+    if len(written) > 1:
+        raise PydanticCustomError(
+            "int_ambiguous",
+            "input should be an integer written without a fraction or exponent: "
+            "different numbers of these arguments read as {rounded}, so which one this "
+            "is is not known",
+            {"rounded": int(value)},
+        )
+    (number,) = written
+    if number != number.to_integral_value():
         raise PydanticCustomError(
             "int_lossy",
             "input should be an integer; the number sent is not exactly one "
             "(it only rounds to {rounded})",
             {"rounded": int(value)},
         )
+    return int(number)
 
 
 def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -472,18 +486,23 @@ def _json_kinds_kept_apart(node: dict[str, Any], expected: list[Any]) -> dict[st
     if not typed:
         return node  # no boolean or number to confuse: pydantic already refuses both
     allowed = _one_of(expected)
+    kinds = {kind for kind, _ in typed}
 
     def same_json_kind(value: Any, info: cs.ValidationInfo) -> Any:
         kind = _json_kind(value)
         if kind is None:
             return value
         if isinstance(value, float) and value.is_integer():
-            _refuse_lossy_integer(value, info.context)
+            value = _integer_written(value, info.context)  # the number written, exactly
         for expected_kind, expected_value in typed:
             if kind == expected_kind and value == expected_value:
                 # The declared value itself: pydantic would look ``1.0`` up among
                 # values where ``1.0 == 1 == True`` and might return ``True``.
                 return expected_value
+        if kind in kinds:  # a value of an allowed kind, but not an allowed value
+            raise PydanticCustomError(
+                "literal_error", "Input should be {expected}", {"expected": allowed}
+            )
         raise PydanticCustomError(
             "literal_error",
             "Input should be {expected}, not a {kind}",

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from wink.contract.walk import iter_schema_nodes
 
 __all__ = [
     "KeyNames",
-    "lossy_integral_floats",
     "path_at",
     "read_repeated_key",
     "repeated_key",
@@ -246,26 +245,3 @@ def written_numbers(text: str | bytes) -> dict[float, set[Decimal]]:
         if token is not None and any(mark in token for mark in ".eE"):
             written.setdefault(float(token), set()).add(Decimal(token))
     return written
-
-
-def lossy_integral_floats(text: str | bytes) -> frozenset[float]:
-    """Whole-number floats that the text wrote as numbers that are not whole.
-
-    ``1e-400`` parses as ``0.0`` and ``9007199254740993.0`` as ``9007199254740992.0``:
-    the float is integral although the number written is not that integer.
-    """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    lossy = set()
-    for found in _FRACTIONAL.finditer(text):
-        written = found[1]
-        if written is None or not any(mark in written for mark in ".eE"):
-            continue
-        number = float(written)
-        try:
-            exact = Decimal(written)
-        except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
-            continue
-        if number.is_integer() and exact != Decimal(int(number)):
-            lossy.add(number)
-    return frozenset(lossy)

@@ -122,7 +122,7 @@ def problems_from_validation_error(
                 reason += f" (allowed: {', '.join(allowed) if allowed else 'none'})"
         elif kind == "missing":
             reason = "required field is missing"
-        elif kind in ("int_lossy", "decimal_ambiguous"):
+        elif kind in ("int_lossy", "int_ambiguous", "decimal_ambiguous"):
             reason = detail["msg"]  # the rounded input would mislead
         else:
             reason = f"{_json_words(detail['msg'])} (got {short_repr(detail.get('input'))})"
