@@ -59,6 +59,8 @@ EXPECTED_TEXT = '{"entity_id":"entity-42","document_url":"https://example.com"}'
 DESCRIPTION = "Fetch structured information for a given entity id."
 ENTITY_ID_DESCRIPTION = "Global identifier to fetch"
 NUMBER = 5000
+ROUNDS = 7
+"""Rounds in which the floor and wink's call are timed in turns."""
 THREAD_NUMBER = 1000  # a worker-thread hop costs tens of microseconds; fewer calls suffice
 
 Row = tuple[str, float | None]
@@ -377,11 +379,17 @@ def _print_row(label: str, figure: str) -> None:
 def main() -> None:
     """Print each runtime's per-call cost and its ratios to the floor and to wink."""
     wink = wink_call()
-    floor = per_call_us(floor_call(), number=NUMBER)
+    floor_function = floor_call()
+    # The floor and wink's call timed in turns, best of each: the machine's load
+    # changes between rows; the floor is timed once more after the peers.
+    floor = wink_sync = float("inf")
+    for _ in range(ROUNDS):
+        floor = min(floor, per_call_us(floor_function, number=NUMBER, repeat=1))
+        wink_sync = min(wink_sync, per_call_us(wink, number=NUMBER, repeat=1))
     lax_floor = per_call_us(lax_floor_call(), number=NUMBER)
-    wink_sync = per_call_us(wink, number=NUMBER)
     wink_awaited, peer_rows = asyncio.run(_async_rows(wink))
     peer_rows += _langchain_sync_rows()
+    floor = min(floor, per_call_us(floor_function, number=NUMBER))
     _print_row("floor: strict validate_json + handler + json.dumps", f"{floor:8.2f} us/call")
     _print_row("  (lax floor: validate_json + asdict + json.dumps)", f"{lax_floor:8.2f} us/call")
     _print_row(
