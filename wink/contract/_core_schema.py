@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from ipaddress import IPv6Address
 from typing import Any, cast
 
@@ -365,11 +366,7 @@ def _integral_floats_allowed(node: dict[str, Any]) -> dict[str, Any]:
 def _integer_written(value: float, context: Any) -> int:
     """The integer the JSON text wrote for the whole-number float ``value``; refuses a
     number written that is not an integer, or several that read as this same float."""
-    if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
-        return int(value)
-    if _WRITTEN not in context:
-        context[_WRITTEN] = written_numbers(context[ARGUMENTS_TEXT])
-    written = context[_WRITTEN].get(value)
+    written = _numbers_written(value, context)
     if not written:  # not from the text (a decoded mapping): the float is all there is
         return int(value)
     if len(written) > 1:
@@ -430,6 +427,17 @@ def _text_format_checked(node: dict[str, Any], kind: str) -> dict[str, Any]:
     return _wrapped(wrapper, node)
 
 
+def _numbers_written(value: float, context: Any) -> set[Decimal]:
+    """The exact numbers the JSON text in ``context`` wrote that parse as ``value`` (none
+    when the payload came as a decoded mapping); read from the text once per parse."""
+    if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
+        return set()
+    if _WRITTEN not in context:
+        context[_WRITTEN] = written_numbers(context[ARGUMENTS_TEXT])
+    found: set[Decimal] = context[_WRITTEN].get(value, set())
+    return found
+
+
 def _exact_decimal(value: float, context: Any) -> Any:
     """The number the JSON text wrote for a decimal, not its rounding to a float.
 
@@ -437,11 +445,7 @@ def _exact_decimal(value: float, context: Any) -> Any:
     Two different numbers of one payload that round to the same float cannot be told
     apart: such a decimal must be sent as a string.
     """
-    if not (isinstance(context, dict) and ARGUMENTS_TEXT in context):
-        return value
-    if _WRITTEN not in context:
-        context[_WRITTEN] = written_numbers(context[ARGUMENTS_TEXT])
-    candidates = context[_WRITTEN].get(value, set())
+    candidates = _numbers_written(value, context)
     if len(candidates) > 1:
         raise PydanticCustomError(
             "decimal_ambiguous",

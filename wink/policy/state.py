@@ -38,10 +38,8 @@ def record_policy_state(
     session: Session, policy_name: str, tool: str, key: str | None = None
 ) -> None:
     """Add ``tool`` (and the pair ``(tool, key)`` when given) to the policy's state."""
-    known = load_policy_state(session, policy_name)
-    if tool in known.invoked_tools and (key is None or (tool, key) in known.invoked_keys):
-        return  # nothing new: skip the update, which keeps repeated calls cheap
-    _add(session, policy_name, tool, key)
+    if not _knows(load_policy_state(session, policy_name), tool, key):
+        _add(session, policy_name, tool, key)  # else nothing new: repeated calls write nothing
 
 
 class _StateReader:
@@ -83,9 +81,13 @@ class _StateReader:
         values = session._values(PolicyState)  # ``load``, inlined: this runs on every call
         last = self._last
         known = last[1] if last[0] is values else self.load(session)
-        if tool in known.invoked_tools and (key is None or (tool, key) in known.invoked_keys):
-            return  # already recorded: nothing to write
-        _add(session, self.policy_name, tool, key)
+        if not _knows(known, tool, key):
+            _add(session, self.policy_name, tool, key)
+
+
+def _knows(state: PolicyState, tool: str, key: str | None) -> bool:
+    """Whether ``state`` already records ``tool`` (and ``(tool, key)`` when given)."""
+    return tool in state.invoked_tools and (key is None or (tool, key) in state.invoked_keys)
 
 
 def _add(session: Session, policy_name: str, tool: str, key: str | None) -> None:

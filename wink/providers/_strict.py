@@ -738,13 +738,7 @@ def _nullable(prop: JsonSchema) -> JsonSchema:
         return FrozenDict({**prop, "anyOf": FrozenList([*prop["anyOf"], _NULL_BRANCH])})
     if "description" not in prop and "title" not in prop:
         return FrozenDict({"anyOf": FrozenList([prop, _NULL_BRANCH])})
-    inner = dict(prop)
-    nullable: JsonSchema = {"anyOf": None}  # first, as the outer keys follow it
-    for key in _OUTER:
-        if key in inner:
-            nullable[key] = inner.pop(key)
-    nullable["anyOf"] = FrozenList([FrozenDict(inner), _NULL_BRANCH])
-    return FrozenDict(nullable)
+    return _described_or_null(dict(prop))
 
 
 def _optional(prop: JsonSchema) -> JsonSchema:
@@ -761,11 +755,17 @@ def _nullable_open(prop: JsonSchema) -> JsonSchema:
         return FrozenDict(prop)
     if "description" not in prop and "title" not in prop:
         return FrozenDict({"anyOf": FrozenList([FrozenDict(prop), _NULL_BRANCH])})
+    return _described_or_null(prop)
+
+
+def _described_or_null(owned: JsonSchema) -> JsonSchema:
+    """``owned`` (a plain dict the caller gives up) or ``null``, read-only, with its
+    words (``_OUTER``) moved outside the ``anyOf``."""
     nullable: JsonSchema = {"anyOf": None}  # first, as the outer keys follow it
     for key in _OUTER:
-        if key in prop:
-            nullable[key] = prop.pop(key)
-    nullable["anyOf"] = FrozenList([FrozenDict(prop), _NULL_BRANCH])
+        if key in owned:
+            nullable[key] = owned.pop(key)
+    nullable["anyOf"] = FrozenList([FrozenDict(owned), _NULL_BRANCH])
     return FrozenDict(nullable)
 
 

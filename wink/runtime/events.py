@@ -80,7 +80,7 @@ class _Unfrozen:
     """``ToolInvoked``'s exact layout (the same slots, in order) with plain attribute
     stores: an event is filled in as one of these, then made a ``ToolInvoked``."""
 
-    __slots__ = ToolInvoked.__slots__
+    __slots__ = _FIELDS  # ToolInvoked's fields in order, or setting the class would fail
 
 
 def _tool_invoked(
