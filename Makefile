@@ -6,27 +6,34 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test install lint typecheck unit bench schemas fuzz stress clean
 
 demo: $(STAMP)
+	@echo "==> running examples/notes_agent.py"
 	$(PY) examples/notes_agent.py
 	@echo
+	@echo "==> running examples/evaluate_agent.py"
 	$(PY) examples/evaluate_agent.py
 
 test: $(STAMP) lint typecheck unit
 
 install: $(STAMP)
 
+# pip prints a line per package it collects, so a first install shows its progress.
 $(STAMP): pyproject.toml
+	@echo "==> creating $(VENV) and installing wink with its development extras"
 	python3 -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval]'
+	$(VENV)/bin/python -m pip install --progress-bar on --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval]'
 	touch $(STAMP)
 
 lint: $(STAMP)
+	@echo "==> ruff check and ruff format --check"
 	$(VENV)/bin/ruff check wink tests examples benchmarks stress
 	$(VENV)/bin/ruff format --check wink tests examples benchmarks stress
 
 typecheck: $(STAMP)
+	@echo "==> mypy --strict (the first run takes about a minute; later runs use .mypy_cache)"
 	$(VENV)/bin/mypy --strict wink examples stress
 
 unit: $(STAMP)
+	@echo "==> pytest"
 	$(VENV)/bin/pytest
 
 # The peers compared in bench_peers are installed only for the benchmarks.
