@@ -6,7 +6,10 @@ import json
 import os
 import re
 import shutil
+import stat
+import struct
 import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
@@ -31,7 +34,12 @@ from wink import (
     tool,
 )
 from wink.cli import main
-from wink.runtime.trace_html import TOOL_INVOKED, render_snapshot_document, render_snapshot_json
+from wink.runtime.trace_html import (
+    TOOL_INVOKED,
+    is_internal_slice,
+    render_snapshot_document,
+    render_snapshot_json,
+)
 
 
 @dataclass(frozen=True)
@@ -230,7 +238,8 @@ def chromium() -> str:
 
 
 class _Calls(HTMLParser):
-    """The timeline entries of a DOM: attributes and the text of their labelled spans."""
+    """The timeline entries of a DOM: attributes and the text of their labelled spans and
+    blocks; and every ``<details>``, whether it is open."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -240,13 +249,16 @@ class _Calls(HTMLParser):
         self.summary = ""
         self._field: str | None = None
         self._in_timeline = False
+        self.details_open: list[bool] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = {key: value or "" for key, value in attrs}
         classes = attributes.get("class", "").split()
+        if tag == "details":
+            self.details_open.append("open" in attributes)
         if tag == "section":
             self._section = attributes.get("id", "")
-        elif tag == "div" and "slice" in classes:
+        elif tag in ("details", "p") and "slice" in classes:
             self.slices.append((self._section, attributes["data-type"]))
         elif tag == "ol" and "timeline" in classes:
             self._in_timeline = True
@@ -254,7 +266,7 @@ class _Calls(HTMLParser):
             self.calls.append({"id": attributes["id"], "data-outcome": attributes["data-outcome"]})
         elif tag == "p" and "summary" in classes:
             self._field = "summary"
-        elif self._in_timeline and tag in ("span", "p") and classes:
+        elif self._in_timeline and tag in ("span", "pre") and classes:
             self._field = classes[0]
 
     def handle_endtag(self, tag: str) -> None:
@@ -294,7 +306,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "outcome": "ok",
             "call-id": "c1",
             "timing": "+0.0 ms · took 5.0 ms",
-            "message": "Noted.",
+            "excerpt": 'Noted. {"text":"first <b>bold</b>"}',
+            "arguments": '{\n  "text": "first <b>bold</b>"\n}',
+            "result": 'Noted.\n\n{"text":"first <b>bold</b>"}',
         },
         {
             "id": "call-2",
@@ -303,7 +317,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "outcome": "denied",
             "call-id": "c2",
             "timing": "+10.0 ms · took 5.0 ms",
-            "message": "Secrets stay out of notes.",
+            "excerpt": "Secrets stay out of notes.",
+            "arguments": '{\n  "text": "the secret"\n}',
+            "result": "Secrets stay out of notes.",
         },
         {
             "id": "call-3",
@@ -313,7 +329,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "rolled-back": "rolled back",
             "call-id": "c3",
             "timing": "+20.0 ms · took 5.0 ms",
-            "message": "Tool 'add_note' raised ValueError: no booms",
+            "excerpt": "Tool 'add_note' raised ValueError: no booms",
+            "arguments": '{\n  "text": "boom"\n}',
+            "result": "Tool 'add_note' raised ValueError: no booms",
         },
         {
             "id": "call-4",
@@ -323,7 +341,9 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "rolled-back": "rolled back",
             "call-id": "c4",
             "timing": "+30.0 ms · took 5.0 ms",
-            "message": "Notes may not be empty.",
+            "excerpt": "Notes may not be empty.",
+            "arguments": '{\n  "text": ""\n}',
+            "result": "Notes may not be empty.",
         },
         {
             "id": "call-5",
@@ -332,7 +352,11 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "outcome": "invalid arguments",
             "call-id": "c5",
             "timing": "+40.0 ms · took 5.0 ms",
-            "message": "Invalid arguments for tool 'add_note':\n"
+            # Cut at 90 characters, the last one the ellipsis.
+            "excerpt": "Invalid arguments for tool 'add_note': text: required field is missing "
+            "txt: unknown field…",
+            "arguments": '{\n  "txt": "typo"\n}',
+            "result": "Invalid arguments for tool 'add_note':\n"
             "text: required field is missing\ntxt: unknown field (allowed: text)",
         },
         {
@@ -342,9 +366,13 @@ def test_the_page_loads_in_chromium_with_every_call_on_the_timeline(
             "outcome": "unknown tool",
             "call-id": "c6",
             "timing": "+50.0 ms · took 5.0 ms",
-            "message": "Unknown tool 'remove_note'. Available tools: add_note.",
+            "excerpt": "Unknown tool 'remove_note'. Available tools: add_note.",
+            "arguments": "{}",
+            "result": "Unknown tool 'remove_note'. Available tools: add_note.",
         },
     ]
+    # One closed <details> per call and per slice: the page opens on its summaries.
+    assert parser.details_open == [False] * 8
     assert parser.slices == [
         ("state", f"{Note.__module__}:Note"),
         ("events", f"{Reviewed.__module__}:Reviewed"),
@@ -553,8 +581,9 @@ def test_calls_are_grouped_into_the_evaluations_and_turns_they_answered() -> Non
         '<span class="adapter">script</span> <span class="outcome">ok</span> '
         '<span class="timing">+0.0 ms · took 100.0 ms</span> '
         '<span class="usage">30 in · 6 out tokens</span></div>'
-        '<details class="prompt" open><summary>prompt</summary><pre>## Notes\n\nKeep notes.</pre>'
-        "</details>"
+        '<details class="prompt"><summary class="head"><span class="label-name">prompt</span> '
+        '<span class="excerpt">## Notes Keep notes.</span></summary>'
+        "<pre>## Notes\n\nKeep notes.</pre></details>"
     ) in page
     assert (
         '<div class="head"><span class="prompt-name">helper</span> '
@@ -840,7 +869,8 @@ class _Versions(HTMLParser):
         self._field = None
 
     def handle_data(self, data: str) -> None:
-        if self._field is None or self._field == "timing":  # timings vary from run to run
+        # Timings vary from run to run; excerpts are checked apart.
+        if self._field is None or self._field in ("timing", "excerpt"):
             return
         version = self.histories[-1]["versions"][-1]
         version[self._field] = version.get(self._field, "") + data
@@ -920,3 +950,281 @@ def test_the_page_shows_the_plans_versions_over_time_in_chromium(
             ],
         }
     ]
+
+
+# --- a page that opens on its summaries ---------------------------------------------------
+
+
+def test_every_entry_is_closed_under_a_one_line_summary() -> None:
+    page = recorded_session().to_html()
+    assert page.count("<details") == 8  # six calls, the Note slice, the Reviewed log
+    assert " open" not in page
+    assert (
+        '<li class="call" id="call-1" data-tool="add_note" data-outcome="ok"><details>'
+        '<summary class="head"><span class="tool">add_note</span> '
+        '<span class="outcome">ok</span> <span class="call-id">c1</span> '
+        '<span class="timing">+0.0 ms · took 5.0 ms</span> '
+        '<span class="excerpt">Noted. {&quot;text&quot;:&quot;first &lt;b&gt;bold&lt;/b&gt;'
+        "&quot;}</span></summary>"
+        '<p class="label">arguments</p><pre class="arguments">{\n  &quot;text&quot;: '
+        "&quot;first &lt;b&gt;bold&lt;/b&gt;&quot;\n}</pre>"
+        '<p class="label">result</p><pre class="result">Noted.\n\n{&quot;text&quot;:'
+        "&quot;first &lt;b&gt;bold&lt;/b&gt;&quot;}</pre></details></li>"
+    ) in page
+    assert (
+        '<details class="slice" data-type="test_trace_html:Note"><summary class="head">'
+        '<span class="slice-name">Note</span> <span class="timing">1 item</span> '
+        '<span class="excerpt">[{&quot;text&quot;: &quot;first &lt;b&gt;bold&lt;/b&gt;'
+        "&quot;}]</span></summary>"
+    ) in page
+
+
+def test_a_call_shows_its_result_once_as_the_model_read_it() -> None:
+    page = recorded_session().to_html()
+    assert re.findall(r'<pre class="result">(.*?)</pre>', page, re.S)[:2] == [
+        "Noted.\n\n{&quot;text&quot;:&quot;first &lt;b&gt;bold&lt;/b&gt;&quot;}",
+        "Secrets stay out of notes.",
+    ]
+    assert 'class="message"' not in page and 'class="value"' not in page
+    # As the model read it (compact JSON): in the summary's excerpt and the result only.
+    assert page.count("{&quot;text&quot;:&quot;first") == 2
+
+
+def test_a_value_kept_from_the_model_is_left_out_of_its_result() -> None:
+    call = invoked("hidden", "notes", 0, 1, value=42, exclude_value_from_context=True)
+    call["rendered_output"] = "42"
+    shown = invoked("shown", "notes", 2, 3, value=42, message="")
+    shown["rendered_output"] = "42"
+    document = {
+        "version": 1,
+        "slices": [{"type": TOOL_INVOKED, "kind": "log", "items": [call, shown]}],
+    }
+    page = render_snapshot_document(document)
+    assert re.findall(r'<pre class="result">(.*?)</pre>', page) == ["Noted.", "42"]
+
+
+def test_an_excerpt_is_one_line_cut_to_ninety_characters() -> None:
+    call = invoked("long", "notes", 0, 1, message="line one\n\n  line   two " + "x" * 100)
+    document = {"version": 1, "slices": [{"type": TOOL_INVOKED, "kind": "log", "items": [call]}]}
+    [excerpt] = re.findall(
+        r'<span class="excerpt">(.*?)</span>', render_snapshot_document(document)
+    )
+    assert excerpt == "line one line two " + "x" * 71 + "…"
+    assert len(excerpt) == 90
+
+
+def test_a_slice_that_ended_as_its_last_version_is_not_shown_twice() -> None:
+    page = planned_session().to_html()
+    assert (
+        '<p class="slice" data-type="wink.contrib.planning:Plan"><span class="slice-name">Plan'
+        '</span> <span class="timing">1 item</span> '
+        '<span class="note">as version 5 above</span></p>'
+    ) in page
+    assert page.count("&quot;next_step_id&quot;: 3") == 3  # versions 2, 4 and 5 only
+
+
+def test_a_slice_that_changed_after_its_last_version_shows_its_end() -> None:
+    document = json.loads(planned_session().snapshot().to_json())
+    [plan_slice] = [entry for entry in document["slices"] if entry["kind"] == "state"]
+    plan_slice["items"][0]["objective"] = "Changed"
+    page = render_snapshot_document(document)
+    state = page[page.index('<section id="state">') : page.index('<section id="events">')]
+    assert '<details class="slice" data-type="wink.contrib.planning:Plan">' in state
+    assert "as version" not in state
+    assert "&quot;objective&quot;: &quot;Changed&quot;" in state
+
+
+# --- wink's own slices ----------------------------------------------------------------------
+
+
+def release_session() -> Session:
+    """Seven calls under a policy that keeps its PolicyState, with history."""
+    from wink import SequentialDependencyPolicy
+    from wink.contrib.planning import PlanningToolsSection
+    from wink.testing import ScriptedAdapter, call
+
+    after_setup = frozenset({"planning_setup_plan"})
+    template = PromptTemplate(
+        ns="tests",
+        key="release",
+        sections=[PlanningToolsSection()],
+        policies=[
+            SequentialDependencyPolicy(
+                dependencies={"planning_add_step": after_setup, "planning_update_step": after_setup}
+            )
+        ],
+    )
+    session = Session(keep_history=True)
+    ScriptedAdapter(
+        [
+            call("planning_add_step", {"steps": ["too early"]}, "r1"),
+            call("planning_setup_plan", {"objective": "Release", "initial_steps": ["build"]}, "r2"),
+            call("planning_add_step", {"steps": ["test", "tag"]}, "r3"),
+            call("planning_update_step", {"step_id": 1, "status": "done"}, "r4"),
+            call("planning_update_step", {"step_id": 2, "status": "done"}, "r5"),
+            call("planning_update_step", {"step_id": 9, "status": "done"}, "r6"),
+            call("planning_read_plan", {}, "r7"),
+            "released",
+        ]
+    ).evaluate(Prompt(template), session=session)
+    return session
+
+
+SLICE_TYPES = re.compile(
+    r'<(?:div class="slice-history"|details class="slice"|p class="slice") '
+    r'data-type="([^"]*)"'
+)
+
+
+def test_wink_own_slices_are_left_out_and_named() -> None:
+    page = release_session().to_html()
+    assert SLICE_TYPES.findall(page) == ["wink.contrib.planning:Plan"] * 2
+    assert "PolicyState" not in page.replace(
+        '<p class="note hidden-slices">Not shown: wink&#x27;s own slices (PolicyState). '
+        "wink trace --internal-slices or to_html(internal_slices=True) shows them.</p>",
+        "",
+        1,
+    )
+
+
+def test_internal_slices_shows_wink_own_slices_and_their_versions() -> None:
+    page = release_session().to_html(internal_slices=True)
+    assert SLICE_TYPES.findall(page) == [
+        "wink.policy.state:PolicyState",  # in the history
+        "wink.contrib.planning:Plan",
+        "wink.policy.state:PolicyState",  # at the end
+        "wink.contrib.planning:Plan",
+    ]
+    assert "hidden-slices" not in page
+    assert page.count('<li class="version') == 9
+
+
+def test_wink_trace_internal_slices_flag_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = release_session()
+    saved = tmp_path / "session.json"
+    saved.write_text(session.snapshot().to_json())
+    assert main(["trace", str(saved), "--internal-slices"]) == 0
+    assert capsys.readouterr().out == session.to_html(title="session.json", internal_slices=True)
+    assert main(["trace", str(saved)]) == 0
+    assert capsys.readouterr().out == session.to_html(title="session.json")
+
+
+@pytest.mark.parametrize(
+    ("type_name", "internal"),
+    [
+        ("wink.policy.state:PolicyState", True),
+        ("wink:PolicyState", True),
+        ("wink.runtime.events:ToolInvoked", True),
+        ("wink.contrib.planning:Plan", False),
+        ("winkle.models:Plan", False),
+        ("myapp.wink.state:Plan", False),
+    ],
+)
+def test_a_slice_is_internal_when_wink_outside_contrib_defines_it(
+    type_name: str, internal: bool
+) -> None:
+    assert is_internal_slice(type_name) is internal
+
+
+# --- the file's mode ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], int]]:
+    """Sets the process umask for one test and puts the earlier one back."""
+    earlier = os.umask(0o022)
+    yield os.umask
+    os.umask(earlier)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_page_gets_the_mode_the_umask_leaves(
+    tmp_path: Path, umask: Callable[[int], int], mask: int, mode: int
+) -> None:
+    saved = tmp_path / "session.json"
+    saved.write_text(recorded_session().snapshot().to_json())
+    umask(mask)
+    out = tmp_path / "out.html"
+    assert main(["trace", str(saved), "--html", str(out)]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def test_a_page_written_over_a_file_keeps_that_files_mode(
+    tmp_path: Path, umask: Callable[[int], int]
+) -> None:
+    saved = tmp_path / "session.json"
+    saved.write_text(recorded_session().snapshot().to_json())
+    out = tmp_path / "out.html"
+    out.write_text("earlier page")
+    out.chmod(0o640)
+    assert main(["trace", str(saved), "--html", str(out)]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+# --- the collapsed page in a browser --------------------------------------------------------
+
+_MEASURE = (
+    # Added to a copy of the page for the test only: the page itself has no scripts.
+    "<script>"
+    "const body = document.body;"
+    "body.dataset.collapsed = document.documentElement.scrollHeight;"
+    "body.dataset.summaryHeights = [...new Set([...document.querySelectorAll("
+    "'li.call summary')].map(s => s.getBoundingClientRect().height))].length;"
+    "for (const d of document.querySelectorAll('details')) d.open = true;"
+    "body.dataset.expanded = document.documentElement.scrollHeight;"
+    "for (const d of document.querySelectorAll('details')) d.open = false;"
+    "</script>"
+)
+
+
+def test_seven_calls_fit_on_one_screen_until_opened_in_chromium(
+    chromium: str, tmp_path: Path
+) -> None:
+    saved = tmp_path / "session.json"
+    saved.write_text(release_session().snapshot().to_json())
+    page = tmp_path / "trace.html"
+    assert main(["trace", str(saved), "--html", str(page)]) == 0
+    window = ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]
+    screenshot = tmp_path / "collapsed.png"
+    subprocess.run(
+        [chromium, *window, "--hide-scrollbars", f"--screenshot={screenshot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    png = screenshot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png[16:24]) == (1280, 1600)
+    measured = tmp_path / "measured.html"
+    measured.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
+    dumped = subprocess.run(
+        [chromium, *window, "--dump-dom", measured.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    parser = _Calls()
+    parser.feed(dumped.stdout)
+    # Seven calls, the prompt, the answer, five Plan versions: all closed.
+    assert parser.details_open == [False] * 14
+    assert [call["tool"] for call in parser.calls] == [
+        "planning_add_step",
+        "planning_setup_plan",
+        "planning_add_step",
+        "planning_update_step",
+        "planning_update_step",
+        "planning_update_step",
+        "planning_read_plan",
+    ]
+    [(collapsed, lines, expanded)] = re.findall(
+        r'data-collapsed="(\d+)" data-summary-heights="(\d+)" data-expanded="(\d+)"',
+        dumped.stdout,
+    )
+    assert lines == "1"  # every call's summary is as tall as the others: one line
+    # The whole collapsed page fits in the 1600 px screenshot; opened, it is far longer.
+    assert int(collapsed) < 1600
+    assert int(expanded) > 3 * int(collapsed)

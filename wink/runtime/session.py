@@ -376,16 +376,20 @@ class Session:
             self._marks.setdefault(id(current), (len(self._ops), current))
         return current
 
-    def to_html(self, *, title: str = "wink session") -> str:
+    def to_html(self, *, title: str = "wink session", internal_slices: bool = False) -> str:
         """The session as a self-contained HTML page: its tool calls over time, and its
         state (each version of it with ``keep_history=True``; see
         ``wink.runtime.trace_html``); ``wink trace`` renders a saved one.
 
-        Raises ``SnapshotError`` when a slice cannot be written as JSON.
+        wink's own slices (``PolicyState`` and the like) are shown only with
+        ``internal_slices=True``. Raises ``SnapshotError`` when a slice cannot be
+        written as JSON.
         """
         from wink.runtime.trace_html import render_snapshot_json
 
-        return render_snapshot_json(self.snapshot().to_json(), title=title)
+        return render_snapshot_json(
+            self.snapshot().to_json(), title=title, internal_slices=internal_slices
+        )
 
     def restore(
         self, snapshot: Snapshot, *, keep_log: bool = True, declarations: bool = False

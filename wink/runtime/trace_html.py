@@ -4,7 +4,9 @@ tool calls over time, and its state.
 The page is built from a snapshot's JSON (``Snapshot.to_json``), so no slice type
 needs importing: ``wink trace SNAPSHOT.json --html out.html`` renders a session
 saved anywhere, and ``session.to_html()`` the live one. It has no scripts and loads
-nothing: styles are inline, long values fold into ``<details>``.
+nothing: styles are inline. Every entry (call, state version, slice, prompt, answer)
+is a closed ``<details>`` whose one-line ``<summary>`` says what it is and how it
+went, so a long session reads as a list of lines; a click shows the rest.
 
 Each evaluation an adapter recorded (``PromptExecuted``, with the rendered text of
 its ``PromptRendered``) is one entry: prompt, adapter, outcome, timing, tokens,
@@ -15,20 +17,26 @@ came last before it (an evaluation saved without its turns lists its calls
 directly); an evaluation started by a tool call (a delegation) names that call.
 Calls outside any evaluation (run by an executor directly) come after.
 
-Each ``ToolInvoked`` is one entry: tool, call id, when it started (from the first
-recorded moment) and how long it took, its arguments, its outcome, its message and
-the value the model saw. The outcome tells a policy's denial (``denied``) from a
-failure, and marks a failed call whose changes were undone ``rolled back`` (both
-as the executor recorded them; sessions saved before it recorded them are read
-from the messages' wording).
+Each ``ToolInvoked`` is one entry: tool, outcome, call id, when it started (from the
+first recorded moment) and how long it took, and the start of its result on one line;
+opened, its arguments and its result as the model read it. The outcome tells a
+policy's denial (``denied``) from a failure, and marks a failed call whose changes
+were undone ``rolled back`` (both as the executor recorded them; sessions saved
+before it recorded them are read from the messages' wording).
 
 A session created with ``Session(keep_history=True)`` saved every version of its
 ``STATE`` slices (``wink.runtime.history``): each slice's versions follow, in
 order, each with what made it and when, tied to the tool call whose result value
 it was, else to the innermost call or evaluation turn running when it was
 committed; versions a rollback undid are marked ``rolled back``. Then every
-``STATE`` slice as it ended (without history, the page says how to get it), and
-every other ``LOG`` slice (events) in order.
+``STATE`` slice as it ended (without history, the page says how to get it; a slice
+whose last version above already shows its end is named, not repeated), and every
+other ``LOG`` slice (events) in order.
+
+Slices of wink's own machinery (``PolicyState`` and any other type defined in the
+``wink`` package outside ``wink.contrib``) are left out unless
+``internal_slices=True``; the page names what it left out. The suites of
+``wink.contrib`` keep the session's content (a plan, files), so they are shown.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ __all__ = [
     "NO_HISTORY",
     "SLICE_VERSION",
     "TOOL_INVOKED",
+    "is_internal_slice",
     "render_snapshot_document",
     "render_snapshot_json",
 ]
@@ -67,6 +76,9 @@ NO_HISTORY = (
 )
 """What the page says above the final state of a session that kept no history."""
 
+_EXCERPT_LENGTH = 90
+"""Characters of a value shown on its entry's one-line summary."""
+
 # (message prefix, outcome): the executor's own wording of failures before any policy ran.
 _EARLY_FAILURES = (
     ("Unknown tool ", "unknown tool"),
@@ -80,16 +92,23 @@ h1 { font-size: 1.4rem; margin-bottom: .2rem; }
 h2 { font-size: 1.1rem; margin-top: 2rem; border-bottom: 1px solid #d8dce6; }
 .summary { color: #4a5368; margin-top: 0; }
 ol.timeline { list-style: none; padding: 0; }
-li.call { border-left: 4px solid #3b9c5a; margin: .8rem 0; padding: .3rem .8rem;
+li.call { border-left: 4px solid #3b9c5a; margin: .3rem 0; padding: .15rem .8rem;
           background: #f6f8fb; }
 li.call.failed { border-left-color: #c8463d; }
 .head { display: flex; gap: .8rem; align-items: baseline; flex-wrap: wrap; }
+summary.head { display: flex; }
+summary.head::before { content: "▸"; color: #6b7489; }
+details[open] > summary.head::before { content: "▾"; }
+.excerpt { color: #4a5368; font-family: ui-monospace, monospace; font-size: .85rem;
+           overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0;
+           flex: 1 1 10rem; }
+.label { color: #6b7489; font-size: .8rem; margin: .4rem 0 0; }
 .tool { font-weight: 600; font-family: ui-monospace, monospace; }
 .outcome { font-size: .8rem; padding: 0 .4rem; border-radius: .3rem; background: #dcefe2; }
 li.failed .outcome { background: #f6dcda; }
 .rolled-back { font-size: .8rem; color: #c8463d; }
 ol.versions { list-style: none; padding: 0; }
-li.version { border-left: 4px solid #8a6fc8; margin: .6rem 0; padding: .3rem .8rem;
+li.version { border-left: 4px solid #8a6fc8; margin: .3rem 0; padding: .15rem .8rem;
              background: #f6f8fb; }
 li.version.undone { border-left-color: #c8463d; opacity: .75; }
 .version-label { font-weight: 600; }
@@ -98,30 +117,51 @@ li.version.undone { border-left-color: #c8463d; opacity: .75; }
 .timing, .call-id { color: #6b7489; font-size: .85rem; }
 pre { background: #fff; border: 1px solid #e3e6ee; padding: .4rem .6rem; overflow-x: auto;
       margin: .3rem 0; white-space: pre-wrap; word-break: break-word; }
-.message, .error { margin: .3rem 0; white-space: pre-wrap; }
-.error { color: #c8463d; }
+.error { margin: .3rem 0; white-space: pre-wrap; color: #c8463d; }
 article.evaluation { border: 1px solid #d8dce6; border-left: 4px solid #3b6fc8;
                      margin: 1rem 0; padding: .5rem .8rem; }
 article.evaluation.failed { border-left-color: #c8463d; }
 .prompt-name, .turn-label { font-weight: 600; }
 .adapter, .usage, .called, .delegated { color: #6b7489; font-size: .85rem; }
 ol.turns { list-style: none; padding-left: .6rem; }
-li.turn { margin: .6rem 0; }
+li.turn { margin: .4rem 0; }
 summary { cursor: pointer; color: #4a5368; }
+details.slice { margin: .3rem 0; }
+h3 { font-size: 1rem; margin: 1rem 0 .3rem; }
 """
 
 
-def render_snapshot_json(text: str | bytes, *, title: str = "wink session") -> str:
+def render_snapshot_json(
+    text: str | bytes, *, title: str = "wink session", internal_slices: bool = False
+) -> str:
     """The page of a snapshot given as the JSON that ``Snapshot.to_json`` writes.
 
-    Raises ``SnapshotError`` when ``text`` is not such a document.
+    ``internal_slices=True`` also shows the slices of wink's own machinery
+    (``is_internal_slice``). Raises ``SnapshotError`` when ``text`` is not such a
+    document.
     """
-    return render_snapshot_document(read_document(text), title=title)
+    return render_snapshot_document(
+        read_document(text), title=title, internal_slices=internal_slices
+    )
 
 
-def render_snapshot_document(document: object, *, title: str = "wink session") -> str:
-    """The page of a decoded snapshot document."""
+def is_internal_slice(type_name: str) -> bool:
+    """Whether a slice type (``module:Qualname``) belongs to wink's own machinery.
+
+    ``wink.contrib`` is left out: its tool suites keep what the model worked on.
+    """
+    module = type_name.partition(":")[0]
+    return (module == "wink" or module.startswith("wink.")) and not module.startswith(
+        "wink.contrib."
+    )
+
+
+def render_snapshot_document(
+    document: object, *, title: str = "wink session", internal_slices: bool = False
+) -> str:
+    """The page of a decoded snapshot document (see ``render_snapshot_json``)."""
     slices = _slices(document)
+    hidden = set() if internal_slices else _internal_types(slices)
     calls = [
         _raw_values_read(_dict(item), ("name", "call_id", "arguments", "rendered_output"))
         for _, name, items in slices
@@ -145,9 +185,16 @@ def render_snapshot_document(document: object, *, title: str = "wink session") -
         for _, name, items in slices
         if name == SLICE_VERSION
         for item in items
+        if str(_dict(item).get("slice_type")) not in hidden
     ]
-    state = [(name, items) for kind, name, items in slices if kind == "state"]
-    events = [(name, items) for kind, name, items in slices if kind == "log" and name not in _SHOWN]
+    state = [
+        (name, items) for kind, name, items in slices if kind == "state" and name not in hidden
+    ]
+    events = [
+        (name, items)
+        for kind, name, items in slices
+        if kind == "log" and name not in _SHOWN and name not in hidden
+    ]
     evaluations = _evaluations(executed, rendered, calls)
     moments = [
         moment
@@ -179,6 +226,8 @@ def render_snapshot_document(document: object, *, title: str = "wink session") -
             _timeline([(index, calls[index]) for index in loose], origin),
             "</section>",
         ]
+    if hidden:
+        parts.append(_hidden_note(hidden))
     if versions:
         parts += [
             '<section id="history"><h2>State over time</h2>',
@@ -188,14 +237,35 @@ def render_snapshot_document(document: object, *, title: str = "wink session") -
     parts += [
         '<section id="state"><h2>State at the end</h2>',
         "" if versions else f'<p class="note">{_text(NO_HISTORY)}</p>',
-        _slice_list(state, "No state slices."),
+        _slice_list(state, "No state slices.", _last_values(versions)),
         "</section>",
         '<section id="events"><h2>Other events</h2>',
-        _slice_list(events, "No other events."),
+        _slice_list(events, "No other events.", {}),
         "</section>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _internal_types(slices: list[tuple[str, str, list[Any]]]) -> set[str]:
+    """The internal slice types among the slices and the types of their versions, save
+    those the page shows as calls, evaluations and versions."""
+    named = {name for _, name, _ in slices if name not in _SHOWN} | {
+        str(_dict(item).get("slice_type"))
+        for _, name, items in slices
+        if name == SLICE_VERSION
+        for item in items
+    }
+    return {name for name in named if is_internal_slice(name)}
+
+
+def _hidden_note(hidden: set[str]) -> str:
+    shortened = ", ".join(sorted(name.rpartition(":")[2] or name for name in hidden))
+    note = (
+        f"Not shown: wink's own slices ({shortened}). "
+        "wink trace --internal-slices or to_html(internal_slices=True) shows them."
+    )
+    return f'<p class="note hidden-slices">{_text(note)}</p>'
 
 
 def _slices(document: object) -> list[tuple[str, str, list[Any]]]:
@@ -429,19 +499,34 @@ def _call_entry(number: int, call: dict[str, Any], origin: datetime | None) -> s
     timing = _timing(call, origin)
     if timing:
         head.append(f'<span class="timing">{_text(timing)}</span>')
+    seen = _model_text(result, call.get("rendered_output"))
+    head.append(f'<span class="excerpt">{_text(_excerpt(seen))}</span>')
     body = [
-        f'<div class="head">{" ".join(head)}</div>',
-        _folded("arguments", _arguments(call.get("arguments"))),
-        f'<p class="message">{_text(str(result.get("message", "")))}</p>',
+        f'<summary class="head">{" ".join(head)}</summary>',
+        '<p class="label">arguments</p>',
+        f'<pre class="arguments">{_text(_arguments(call.get("arguments")))}</pre>',
+        '<p class="label">result</p>',
+        f'<pre class="result">{_text(seen)}</pre>',
     ]
-    rendered = call.get("rendered_output")
-    if isinstance(rendered, str) and rendered:
-        body.append(_folded("value", rendered))
     attributes = (
         f'class="{css}" id="call-{number}" data-tool="{_text(name)}" '
         f'data-outcome="{_text(outcome)}"'
     )
-    return f"<li {attributes}>" + "".join(body) + "</li>"
+    return f"<li {attributes}><details>" + "".join(body) + "</details></li>"
+
+
+def _model_text(result: Mapping[str, Any], rendered: object) -> str:
+    """The result as the model read it: the message, a blank line, the rendered value.
+
+    This one form is shown for a call, not the message, the rendered value and the
+    value's JSON apart: it is what the model answered next, and the value's JSON is
+    the state that the state sections show. The value is left out as the executor
+    left it out (``exclude_value_from_context``), as ``ToolResult.model_text`` does.
+    """
+    message = str(result.get("message", ""))
+    if not isinstance(rendered, str) or not rendered or result.get("exclude_value_from_context"):
+        return message
+    return f"{message}\n\n{rendered}" if message else rendered
 
 
 def _timing(
@@ -607,6 +692,7 @@ def _version_entry(
     if moment is not None and origin is not None:
         head.append(f'<span class="timing">+{_ms(moment - origin)}</span>')
     values = version.get("values")
+    head.append(f'<span class="excerpt">{_text(_excerpt(_json_line(values)))}</span>')
     css = " ".join(
         ["version", *(["undone"] if undone else []), *(["restore"] if cause == RESTORE else [])]
     )
@@ -614,10 +700,10 @@ def _version_entry(
     if call is not None:
         attributes += f' data-call="call-{call + 1}"'
     return (
-        f"<li {attributes}>"
-        f'<div class="head">{" ".join(head)}</div>'
-        + _folded("values", json.dumps(values, indent=2, ensure_ascii=False))
-        + "</li>"
+        f"<li {attributes}><details>"
+        f'<summary class="head">{" ".join(head)}</summary>'
+        f'<pre class="values">{_text(_json(values))}</pre>'
+        "</details></li>"
     )
 
 
@@ -688,29 +774,68 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _slice_list(slices: list[tuple[str, list[Any]]], empty: str) -> str:
+def _last_values(versions: list[dict[str, Any]]) -> dict[str, tuple[int, Any]]:
+    """Per slice type, the number of its last version on the page and its values."""
+    last: dict[str, tuple[int, Any]] = {}
+    for version in versions:
+        name = str(version.get("slice_type", "?"))
+        last[name] = (last.get(name, (0, None))[0] + 1, version.get("values"))
+    return last
+
+
+def _slice_list(
+    slices: list[tuple[str, list[Any]]], empty: str, last_versions: dict[str, tuple[int, Any]]
+) -> str:
+    """Each slice folded to its name and size; a slice that ended as its last version
+    on the page says so rather than showing the same values twice."""
     if not slices:
         return f'<p class="empty">{_text(empty)}</p>'
     parts = ['<div class="slices">']
     for name, items in slices:
         short = name.rpartition(":")[2] or name
-        count = f"{len(items)} item{'' if len(items) == 1 else 's'}"
+        head = (
+            f'<span class="slice-name">{_text(short)}</span> '
+            f'<span class="timing">{_text(_count(len(items), "item"))}</span>'
+        )
+        number, values = last_versions.get(name, (0, None))
+        if number and values == items:
+            parts.append(
+                f'<p class="slice" data-type="{_text(name)}">{head} '
+                f'<span class="note">as version {number} above</span></p>'
+            )
+            continue
         parts.append(
-            f'<div class="slice" data-type="{_text(name)}"><h3>{_text(short)} '
-            f'<span class="timing">{_text(count)}</span></h3>'
-            + _folded("items", json.dumps(items, indent=2, ensure_ascii=False), open_=True)
-            + "</div>"
+            f'<details class="slice" data-type="{_text(name)}"><summary class="head">{head} '
+            f'<span class="excerpt">{_text(_excerpt(_json_line(items)))}</span></summary>'
+            f"<pre>{_text(_json(items))}</pre></details>"
         )
     parts.append("</div>")
     return "\n".join(parts)
 
 
-def _folded(label: str, text: str, *, open_: bool = False) -> str:
-    opened = " open" if open_ or text.count("\n") < 12 else ""
+def _folded(label: str, text: str) -> str:
+    """``text`` closed under a summary of its label and first characters."""
     return (
-        f'<details class="{_text(label)}"{opened}><summary>{_text(label)}</summary>'
+        f'<details class="{_text(label)}"><summary class="head"><span class="label-name">'
+        f'{_text(label)}</span> <span class="excerpt">{_text(_excerpt(text))}</span></summary>'
         f"<pre>{_text(text)}</pre></details>"
     )
+
+
+def _excerpt(text: str) -> str:
+    """``text`` on one line, cut to a summary's length."""
+    line = " ".join(text.split())
+    if len(line) <= _EXCERPT_LENGTH:
+        return line
+    return line[: _EXCERPT_LENGTH - 1] + "…"
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _json_line(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _time(call: Any, key: str) -> datetime | None:
