@@ -20,6 +20,7 @@ from benchmarks.__main__ import expected_warnings_silenced
 
 SMALL_SIZES: dict[str, dict[str, object]] = {
     "bench_adapters": {"NUMBER": 1, "REPEAT": 1},
+    "bench_asteval": {"NUMBER": 1, "REPEAT": 1, "KEPT_ITEMS": 10},
     "bench_async": {"NUMBER": 1, "REPEAT": 1, "CONCURRENT": 2, "IO_SECONDS": 0.001},
     "bench_cli": {"LINES": 20},
     "bench_contract": {"TOOLS": 4, "COMPILES": 2, "TOOLS_PER_SECTION": 2, "ROUNDS": 1},
