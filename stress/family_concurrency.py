@@ -6,7 +6,10 @@ filesystem (bound under different keys in two prompts), on lazily built
 per-session filesystems, on a host filesystem shared by two prompts, on host
 filesystems that each session builds over one directory, and through handlers
 that make sub-calls on worker threads, including crossed nested calls between
-two sessions. Every call also appends its label to one shared file (a
+two sessions, and with the application dispatching ``STATE`` events to the shared
+session from a thread of its own while calls run (every one of those must survive
+the failed calls' rollbacks, in order: each one lost counts in ``lost_events``).
+Every call also appends its label to one shared file (a
 read-modify-write), so a rollback that undid another call's committed work, or
 two calls interleaving, loses a line. Every thread must
 finish within a bound (a thread still running is a deadlock, counted as lost
@@ -56,6 +59,13 @@ class Mark:
 @dataclass(frozen=True)
 class Audit:
     label: str
+
+
+@dataclass(frozen=True)
+class Outside:
+    """A ``STATE`` event the application dispatches from outside any call."""
+
+    number: int
 
 
 @dataclass(frozen=True)
@@ -228,6 +238,40 @@ def _shared_session(report: FamilyReport, chooser: random.Random, calls: int) ->
     return 4 * calls
 
 
+def _outside_dispatches(report: FamilyReport, chooser: random.Random, calls: int) -> int:
+    """Calls on one session while the application dispatches to it from its own thread."""
+    fs = InMemoryFilesystem()
+    session = _session()
+    executor = ToolExecutor(prompt=_prompt({Filesystem: fs}), session=session)
+    round_ = _Round(report, chooser)
+    for worker in range(3):
+        round_.start(executor, session, [f"o{worker}-{i}" for i in range(calls)])
+    stop = threading.Event()
+    sent: list[int] = []
+
+    def application() -> None:
+        while not stop.is_set() and len(sent) < 20_000:
+            session.dispatch(Outside(len(sent)))
+            sent.append(len(sent))
+            time.sleep(0)
+
+    dispatcher = threading.Thread(target=application, daemon=True)
+    dispatcher.start()
+    finished = round_.finish()
+    stop.set()
+    dispatcher.join(BOUND)
+    if finished:
+        round_.check([session], _listing(fs), "outside dispatches")
+    kept = [event.number for event in session[Outside].all()]
+    if kept != sent:
+        lost = sorted(set(sent) - set(kept))
+        for number in lost:
+            report.note("lost_events", f"outside dispatches: Outside({number}) lost")
+        if not lost:
+            report.note("lost_events", f"outside dispatches: out of order or doubled: {kept[:5]}")
+    return 3 * calls
+
+
 def _shared_filesystem(report: FamilyReport, chooser: random.Random, calls: int) -> int:
     fs = InMemoryFilesystem()
     prompts = [_prompt({Filesystem: fs}, "a"), _prompt({InMemoryFilesystem: fs}, "b")]
@@ -364,6 +408,7 @@ def run(scale: float) -> FamilyReport:
     try:
         scenarios = (
             _shared_session,
+            _outside_dispatches,
             _shared_filesystem,
             _per_session_filesystems,
             _shared_host_filesystem,

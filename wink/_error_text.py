@@ -7,7 +7,7 @@ or of a user's object goes through these functions.
 
 from __future__ import annotations
 
-__all__ = ["MAX_TEXT", "describe_error", "error_message", "safe_repr", "type_label"]
+__all__ = ["MAX_TEXT", "bounded", "describe_error", "error_message", "safe_repr", "type_label"]
 
 MAX_TEXT = 2000
 """The most characters shown of one error's or object's text."""
@@ -19,19 +19,19 @@ def type_label(obj: object) -> str:
         name = type(obj).__qualname__
     except Exception:
         return "<unnamed type>"
-    return name if isinstance(name, str) else "<unnamed type>"
+    return bounded(name) if isinstance(name, str) else "<unnamed type>"
 
 
 def describe_error(error: BaseException) -> str:
     """``"Type: message"`` (or ``"Type"`` when the message is empty), at most ``MAX_TEXT``."""
     kind = type_label(error)
     text = _message(error)
-    return _bounded(f"{kind}: {text}" if text else kind)
+    return bounded(f"{kind}: {text}" if text else kind)
 
 
 def error_message(error: BaseException) -> str:
     """``str(error)``, or a stand-in when that raises; at most ``MAX_TEXT``."""
-    return _bounded(_message(error))
+    return bounded(_message(error))
 
 
 def _message(error: BaseException) -> str:
@@ -50,7 +50,7 @@ def safe_repr(obj: object) -> str:
         return f"<{type_label(obj)} whose repr() raised>"
     if not isinstance(text, str):
         return f"<{type_label(obj)} whose repr() is not a string>"
-    return _bounded(text)
+    return bounded(text)
 
 
 def _fallback(error: BaseException, failed: str) -> str:
@@ -61,7 +61,8 @@ def _fallback(error: BaseException, failed: str) -> str:
     return text if isinstance(text, str) else f"<{failed}() of the error raised>"
 
 
-def _bounded(text: str) -> str:
+def bounded(text: str) -> str:
+    """``text``, cut to ``MAX_TEXT`` characters (saying how many more it had)."""
     if len(text) <= MAX_TEXT:
         return text
     return f"{text[:MAX_TEXT]}… ({len(text) - MAX_TEXT} more characters)"

@@ -30,10 +30,12 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 
+from wink._error_text import bounded
 from wink._lazy_logging import LazyLogger
 from wink.errors import WinkError
 
@@ -73,8 +75,9 @@ class CallLock:
     __slots__ = ("__weakref__", "_holds", "label", "owner", "rank")
 
     def __init__(self, label: str, holds: object = None) -> None:
-        self.label = label
-        """Names what the lock guards, in error messages."""
+        self.label = bounded(label)
+        """Names what the lock guards, in error messages (bounded: it may quote a
+        session id)."""
         self.rank = next(_RANKS)
         """Locks are taken in increasing rank: the order they were created."""
         self.owner: CallTree | None = None
@@ -97,10 +100,12 @@ class CallTree:
         self.waiting: list[CallLock] | tuple[CallLock, ...] = _NONE_WAITED
         self._ended: list[Callable[[], None]] | None = None
 
-    def acquire(self, lock: CallLock) -> None:
-        """Take ``lock`` for this tree, waiting for the tree that holds it to end."""
+    def acquire(self, lock: CallLock, timeout: float | None = None) -> None:
+        """Take ``lock`` for this tree, waiting for the tree that holds it to end; after
+        ``timeout`` seconds (``None``: no limit) of waiting for one tree, ``TurnRefused``."""
         if lock.owner is self:  # only this tree sets the owner to itself
             return
+        give_up = None if timeout is None else time.monotonic() + timeout
         with _MUTEX:
             while True:
                 # Checked again after each wait: a tree that ended meanwhile (its call
@@ -121,30 +126,40 @@ class CallTree:
                 waiting.append(lock)
                 _waiting += 1
                 try:
-                    if not _GUARD.wait(_PATIENCE) and lock.owner is owner:
+                    patience = _PATIENCE
+                    if give_up is not None:
+                        patience = min(patience, give_up - time.monotonic())
+                    if not _GUARD.wait(max(patience, 0.0)) and lock.owner is owner:
+                        if give_up is not None and time.monotonic() >= give_up:
+                            raise TurnRefused(_waited_too_long(lock, timeout))
                         _report_long_wait(lock)
                 finally:
                     _waiting -= 1
                     waiting.remove(lock)
 
-    def acquire_all(self, locks: list[CallLock]) -> None:
-        """Take ``locks`` in rank order (all at once when none is held by another tree)."""
+    def acquire_all(self, locks: list[CallLock], timeout: float | None = None) -> None:
+        """Take ``locks`` in rank order (all at once when none is held by another tree);
+        ``timeout`` as for ``acquire``, for each lock."""
         if self.try_acquire_all(locks):
             return
         for lock in sorted(locks, key=_rank):
-            self.acquire(lock)  # or refused, saying why
+            self.acquire(lock, timeout)  # or refused, saying why
 
-    def when_ended(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once the tree has ended and released its locks.
+    def when_ended(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` once the tree has ended and released its locks; ``False``
+        (and ``callback`` dropped) when it has ended already.
 
-        Session observers use it to deliver the events a call held back; the callback
-        must not raise.
+        Sessions use it to deliver the events a call held back to observers, and to
+        forget the changes made beside it; the callback must not raise.
         """
         with _MUTEX:
+            if self.done:
+                return False
             if self._ended is None:
                 self._ended = [callback]
             else:
                 self._ended.append(callback)
+            return True
 
     def try_acquire_all(self, locks: list[CallLock]) -> bool:
         """Take ``locks`` when no other tree holds any of them; ``False`` (taking none)
@@ -197,6 +212,17 @@ class CallTree:
 
 _PATIENCE = 10.0
 """Seconds a call waits for another call tree before a warning says what it waits for."""
+
+
+def _waited_too_long(lock: CallLock, timeout: float | None) -> str:
+    return (
+        f"waited {timeout:g} s for {lock.label}, held by another call. If a handler runs "
+        "this call on a thread of its own (threading.Thread, or a pool that does not copy "
+        "the context) and waits for it, it can never start: run it in the handler's "
+        "context (contextvars.copy_context().run(...), asyncio.to_thread, or a pool whose "
+        "tasks run in a copy of the context) so that it belongs to the handler's call. "
+        "If another call simply runs that long, raise ToolExecutor(turn_timeout=...)"
+    )
 
 
 def _report_long_wait(lock: CallLock) -> None:

@@ -91,6 +91,9 @@ _PROPAGATED = (
     BudgetExceededError,
 )
 
+DEFAULT_TURN_TIMEOUT = 10.0
+"""Seconds a call waits for another call tree's turn before it fails (``turn_timeout``)."""
+
 _Saved = tuple[Snapshot, Sequence[tuple[Snapshotable, object]]]
 _Resources = ResourceRegistry | ToolCallScope
 _Broken = list[tuple[object, BaseException]]
@@ -148,6 +151,7 @@ class ToolExecutor:
         "_resources",
         "_scoped",
         "_session",
+        "_turn_timeout",
     )
 
     def __init__(
@@ -162,8 +166,13 @@ class ToolExecutor:
         heartbeat: Callable[[], None] | None = None,
         clock: Clock = utc_now,
         raise_handler_errors: bool = False,
+        turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
     ) -> None:
         """An executor for ``prompt``'s enabled tools (rendered now unless given).
+
+        ``turn_timeout``: the most seconds a call waits for another call tree to release
+        the session or a resource; then the call fails ("could not start", naming the
+        lock and why a wait lasts that long). ``None`` waits as long as it takes.
 
         With ``raise_handler_errors=True`` (for tests), a handler that raises or that
         returns something other than a ``ToolResult`` is still rolled back and recorded
@@ -173,7 +182,17 @@ class ToolExecutor:
         policy's ``check_tools(tool_names, governed)`` refuses the prompt's tools.
         """
         if not isinstance(session, Session):
-            raise TypeError(f"ToolExecutor needs a Session, got {type(session).__qualname__}")
+            raise TypeError(f"ToolExecutor needs a Session, got {type_label(session)}")
+        if turn_timeout is not None and (
+            isinstance(turn_timeout, bool)
+            or not isinstance(turn_timeout, int | float)
+            or not 0 < turn_timeout < float("inf")
+        ):
+            raise ValueError(
+                "ToolExecutor(turn_timeout=...) takes a positive number of seconds or None, "
+                f"got {safe_repr(turn_timeout)}"
+            )
+        self._turn_timeout = turn_timeout
         self._prompt = prompt
         self._prompt_name = prompt.name
         self._session = session
@@ -269,8 +288,10 @@ class ToolExecutor:
         try:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
-                with contextlib.suppress(TurnRefused):  # then each call says why it cannot start
-                    await _wait_for(tree, locks)
+                try:
+                    await _wait_for(tree, locks, self._turn_timeout)
+                except TurnRefused as error:  # no call of the turn can start: each says why
+                    return [self._not_started(call, error, self._clock()) for call in pending]
             results: list[ToolResult[Any]] = []
             index = 0
             while index < len(pending):
@@ -411,7 +432,7 @@ class ToolExecutor:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
                 try:
-                    tree.acquire_all(locks)
+                    tree.acquire_all(locks, self._turn_timeout)
                 except BaseException as error:
                     return self._not_started(call, error, started_at)
             if self._direct:
@@ -443,7 +464,7 @@ class ToolExecutor:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
                 try:
-                    await _wait_for(tree, locks)
+                    await _wait_for(tree, locks, self._turn_timeout)
                 except BaseException as error:
                     return self._not_started(call, error, started_at)
             if self._direct:
@@ -468,9 +489,11 @@ class ToolExecutor:
     ) -> ToolResult[Any]:
         """Record a call that could not take its turn; an interruption is re-raised."""
         if isinstance(error, TurnRefused):
-            message = f"Tool {call.name!r} could not start: {error}"
+            # Not cut: its text is wink's own, with the lock's label bounded, and ends
+            # with the fix.
+            message = f"Tool {safe_repr(call.name)} could not start: {error}"
             return self._record_failure(call, None, message, started_at)
-        message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
+        message = f"Tool {safe_repr(call.name)} was interrupted by {describe_error(error)}"
         self._record_failure(call, None, message, started_at)
         raise error
 
@@ -481,7 +504,7 @@ class ToolExecutor:
         failure (unknown tool, invalid arguments, a refused start, a policy's denial)."""
         plan = self._plans.get(call.name)
         if plan is None:
-            message = f"Unknown tool {call.name!r}. Available tools: {self._available}."
+            message = f"Unknown tool {safe_repr(call.name)}. Available tools: {self._available}."
             return self._record_failure(call, None, message, started_at)
         try:
             params = plan.parse(call.arguments)
@@ -612,7 +635,7 @@ class ToolExecutor:
 
         def guard(built: Snapshotable) -> None:
             # A snapshotable built during the call takes its turn like the others.
-            tree.acquire(lock_of(built))
+            tree.acquire(lock_of(built), self._turn_timeout)
 
         mark = registry.open_build_mark(guard) if registry.lazy_singletons else 0
         scope: ToolCallScope | None = None
@@ -893,7 +916,7 @@ class ToolExecutor:
         # Taken already when the call started, unless something was built since.
         if cached is None or cached[0] is not snapshotables:
             try:
-                tree.acquire_all(self._locks_of(snapshotables))
+                tree.acquire_all(self._locks_of(snapshotables), self._turn_timeout)
             except TurnRefused as error:
                 raise _CannotStart(str(error)) from error
         tokens: list[tuple[Snapshotable, object]] = []
@@ -1085,7 +1108,7 @@ class _Prepared:
         """The snapshots a failure restores (taken before the policies run)."""
 
 
-async def _wait_for(tree: CallTree, locks: list[CallLock]) -> None:
+async def _wait_for(tree: CallTree, locks: list[CallLock], timeout: float | None) -> None:
     """Wait until ``tree`` holds ``locks`` (another call tree has one).
 
     Waiting blocks a thread: not the event loop's, where the holder may be running.
@@ -1094,7 +1117,7 @@ async def _wait_for(tree: CallTree, locks: list[CallLock]) -> None:
     """
     import asyncio
 
-    await asyncio.to_thread(tree.acquire_all, locks)
+    await asyncio.to_thread(tree.acquire_all, locks, timeout)
 
 
 def _invoke(prepared: _Prepared) -> object:
@@ -1189,7 +1212,7 @@ def _policy_name(policy: object) -> str:
         name = policy.name  # type: ignore[attr-defined]  # any object may be passed as a policy
     except Exception:
         return f"<{type_label(policy)} whose name raised>"
-    return repr(name) if isinstance(name, str) else safe_repr(name)
+    return safe_repr(name)
 
 
 def _what(target: object) -> str:

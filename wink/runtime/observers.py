@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wink._error_text import safe_repr
 from wink._lazy_logging import LazyLogger
 from wink.runtime._turns import CallTree, current_call_tree
 
@@ -74,9 +75,9 @@ class SessionObservers:
     def subscribe(self, event_type: type[Any], observer: Observer) -> None:
         """Call ``observer`` with each committed event that is an ``event_type``."""
         if not isinstance(event_type, type):
-            raise TypeError(f"subscribe() takes an event class, got {event_type!r}")
+            raise TypeError(f"subscribe() takes an event class, got {safe_repr(event_type)}")
         if not callable(observer):
-            raise TypeError(f"subscribe() takes a callable observer, got {observer!r}")
+            raise TypeError(f"subscribe() takes a callable observer, got {safe_repr(observer)}")
         with self._subscriptions_lock:
             self._subscriptions = (*self._subscriptions, (event_type, observer))
             self.active = True
@@ -106,10 +107,12 @@ class SessionObservers:
             return
         with self._held_lock:
             held = self._held.get(tree)
-            if held is None:
+            if held is None and tree.when_ended(lambda: self._call_ended(tree)):
                 held = self._held[tree] = _Held()
-                tree.when_ended(lambda: self._call_ended(tree))
-            held.events.append((event, logged))
+            if held is not None:
+                held.events.append((event, logged))
+        if held is None:  # the call ended since this thread saw it hold the session
+            self.deliver((event,))
 
     def snapshot_taken(self, snapshot: object) -> None:
         """Remember how many events were held when ``snapshot`` was taken."""

@@ -10,6 +10,13 @@ failed tool call's rollback can put those back too. ``LOG`` slices are history a
 never lose values to a restore: each keeps its values from the snapshot, followed
 by those added since.
 
+While a call tree holds the session (see ``wink.runtime._turns``), the changes
+made from outside that tree (another thread or task dispatching, seeding,
+clearing) are noted; a restore made by the tree (a failed call's rollback) puts
+back the snapshot's ``STATE`` slices and then applies those outside changes again,
+in order, on top of them. So a rollback undoes the call's own changes and never
+the application's. A session that no call holds notes nothing.
+
 A session created with ``keep_history=True`` also keeps every committed version of
 its ``STATE`` slices, in the ``LOG`` slice ``session[SliceVersion]`` (see
 ``wink.runtime.history``); without it, a commit pays for that one flag test only.
@@ -27,9 +34,9 @@ from uuid import uuid4
 
 from pydantic import BaseModel
 
-from wink._error_text import safe_repr
+from wink._error_text import bounded, describe_error, safe_repr, type_label
 from wink.errors import WinkError
-from wink.runtime._turns import CallLock
+from wink.runtime._turns import CallLock, CallTree, current_call_tree
 from wink.runtime._vector import _WIDTH, SliceValues
 from wink.runtime.deadline import Clock, utc_now
 from wink.runtime.events import ToolInvoked
@@ -141,7 +148,9 @@ class Session:
     a pydantic model also dispatches that value (from an executor, as an event of the
     tool's declared result class, even for a subclass instance). Each dispatch is
     atomic: if a reducer raises, no slice changes. Executors run one call tree at a
-    time on a session (see ``call_lock``), so a rollback never undoes another call.
+    time on a session (see ``call_lock``), so a rollback never undoes another call;
+    nor what code outside the call changed meanwhile (applied again on the restored
+    state, see the module docstring).
 
     With ``keep_history=True`` every committed version of a ``STATE`` slice is kept
     in ``session[SliceVersion]`` (``wink.runtime.history``), for ``to_html()``.
@@ -160,6 +169,7 @@ class Session:
         "_observers",
         "_ops",
         "_origin",
+        "_outside",
         "_routes",
         "session_id",
     )
@@ -194,6 +204,8 @@ class Session:
         self._ops: list[_Op] | None = None
         self._base: Snapshot = self._current
         self._marks: dict[int, tuple[int, Snapshot]] = {}
+        # What was changed from outside the call tree holding the session (``_Outside``).
+        self._outside: _Outside | None = None
 
     @staticmethod
     def declare_default(slice_type: type[Any], kind: SliceKind) -> None:
@@ -307,6 +319,11 @@ class Session:
             observed = self._observers.active
             if self._ops is not None:
                 self._ops.append((_DISPATCH, event, value_type))
+            else:
+                # Read after applying: a tree that takes the session later snapshots this.
+                owner = self._call_lock.owner
+                if owner is not None and owner is not current_call_tree():
+                    self._note_outside(owner, (_DISPATCH, event, (value, value_type)))
         finally:
             lock.release()
         if observed:
@@ -355,6 +372,8 @@ class Session:
                 observed = self._observers.active
                 if self._ops is not None:
                     self._ops.append((_APPEND, event, None))
+                else:
+                    self._note_if_outside((_APPEND, event, None))
             finally:
                 self._applying = False
         finally:
@@ -370,6 +389,16 @@ class Session:
     def snapshot(self) -> Snapshot:
         """The current slices; O(1), and unaffected by later updates."""
         current = self._current
+        if self._outside is not None:
+            # Where the outside changes stood: read with ``_current`` under the lock, so
+            # that a restore to it applies again exactly the changes it does not hold.
+            # (With no ``_Outside`` yet, none is noted, and the first one is noted only
+            # after being applied: this snapshot then holds none of them.)
+            with self._lock:
+                current = self._current
+                outside = self._outside
+                if outside is not None:
+                    outside.marks[id(current)] = (len(outside.changes), current)
         if self._observers.active:
             self._observers.snapshot_taken(current)
         if self._ops is not None:  # a fork: where its changes stood at this snapshot
@@ -411,11 +440,12 @@ class Session:
         slice the restore changed (or that changed since a snapshot taken here).
         """
         if not isinstance(snapshot, Snapshot):
-            raise TypeError(f"restore() takes a Snapshot, got {type(snapshot).__qualname__}")
+            raise TypeError(f"restore() takes a Snapshot, got {type_label(snapshot)}")
         kinds: _Kinds | None = None  # the snapshot's declarations, when taken here
         if isinstance(snapshot, _SessionSnapshot) and snapshot._origin is self._origin:
             kinds = snapshot._kinds
         own = kinds is not None
+        failures: list[tuple[_Op, Exception]] = []
         lock = self._lock
         lock.acquire()  # not ``with``: a failed tool call's rollback runs this
         try:
@@ -429,6 +459,11 @@ class Session:
                     self._current = self._restored(
                         snapshot, own=own, keep_log=keep_log, declarations=declarations
                     )
+                outside = self._outside
+                if outside is not None and outside.tree is current_call_tree():
+                    failures = self._reapply_outside(outside, snapshot)
+                elif self._ops is None:
+                    self._note_if_outside((_RESTORE, snapshot, None))
                 if self._history_clock is not None:
                     self._record_restore(self._history_clock, current, snapshot if own else None)
                 if self._ops is not None:
@@ -439,6 +474,8 @@ class Session:
             lock.release()
         if self._observers.active:
             self._observers.restored(snapshot)
+        if failures:
+            raise WinkError(_reapply_failure(failures))
 
     def _restored(
         self, snapshot: Snapshot, *, own: bool, keep_log: bool, declarations: bool
@@ -524,7 +561,7 @@ class Session:
                     adopted[slice_type] = _LOG
                 elif declared is not None and declared is not kind:
                     raise SnapshotError(
-                        f"the snapshot holds {slice_type.__qualname__} as a {kind.value} slice, "
+                        f"the snapshot holds {_qualname(slice_type)} as a {kind.value} slice, "
                         f"but this session declares it {declared.value}"
                     )
         self._kinds = adopted
@@ -540,6 +577,8 @@ class Session:
                 self._current = _snapshot_of(_EMPTY, _EMPTY, self._kinds, self._origin)
                 if self._ops is not None:
                     self._ops.append((_RESET, None, None))
+                else:
+                    self._note_if_outside((_RESET, None, None))
             finally:
                 self._applying = False
 
@@ -574,6 +613,8 @@ class Session:
             fork._current = self._current
         fork._base = fork._current
         fork._ops = []
+        # A fork is the call's own: whoever changes it works for the call.
+        fork._outside = None
         fork._marks = {id(fork._current): (0, fork._current)}
         return fork
 
@@ -642,6 +683,82 @@ class Session:
         if added:
             ops.append((_EXTEND, added, None))
 
+    # Changes made from outside the call tree that holds the session.
+
+    def _note_if_outside(self, change: _Op) -> None:
+        """Note ``change`` (just made, under the lock) when it comes from outside the call
+        tree holding the session."""
+        owner = self._call_lock.owner
+        if owner is not None and owner is not current_call_tree():
+            self._note_outside(owner, change)
+
+    def _note_outside(self, owner: CallTree, change: _Op) -> None:
+        """Note ``change``, made from outside ``owner`` while it held the session."""
+        outside = self._outside
+        if outside is None or outside.tree is not owner:
+            outside = _Outside(owner)
+            if not owner.when_ended(lambda: self._forget_outside(outside)):
+                return  # the tree ended meanwhile: it restores nothing any more
+            self._outside = outside
+        outside.changes.append(change)
+
+    def _forget_outside(self, outside: _Outside) -> None:
+        """The tree ``outside`` noted changes for has ended: no restore of it can come."""
+        with self._lock:
+            if self._outside is outside:
+                self._outside = None
+
+    def _reapply_outside(
+        self, outside: _Outside, snapshot: Snapshot
+    ) -> list[tuple[_Op, Exception]]:
+        """Apply again, on the restored ``STATE`` slices, the outside changes made since
+        ``snapshot`` was taken; return those that raised (skipped).
+
+        ``LOG`` slices are left as the restore left them: they kept every value added
+        since, the outside ones included.
+        """
+        mark = outside.marks.get(id(snapshot))
+        # A snapshot with no mark was taken before the first outside change was noted.
+        start = mark[0] if mark is not None and mark[1] is snapshot else 0
+        failures: list[tuple[_Op, Exception]] = []
+        for change in outside.changes[start:]:
+            try:
+                self._reapply(change)
+            except Exception as error:
+                failures.append((change, error))
+        return failures
+
+    def _reapply(self, change: _Op) -> None:
+        """Apply ``change``'s effect on ``STATE`` slices again (see ``_reapply_outside``)."""
+        op, first, second = change
+        current = self._current
+        changes: dict[type[Any], SliceValues[Any]] = {}
+        if op == _DISPATCH:
+            value, value_type = second
+            self._route(first, changes)
+            if value is not _NO_VALUE:
+                self._route(value, changes, value_type)
+        elif op == _APPEND:
+            changes[type(first)] = self._values(type(first)).append(first)
+        elif op == _UPDATE:
+            values = self._values(first)
+            produced = second(values)
+            if produced is not values:
+                changes[first] = _as_values(produced, second, first)
+        elif op == _RESET:
+            self._current = _snapshot_of(_EMPTY, current._log, self._kinds, self._origin, current)
+            return
+        else:  # _RESTORE: an outside restore puts back that snapshot's STATE slices
+            kinds = self._kinds
+            state = {t: v for t, v in first._state.items() if kinds.get(t) is not _LOG}
+            self._current = _snapshot_of(state, current._log, kinds, self._origin, current)
+            return
+        kinds = self._kinds
+        state_changes = {t: v for t, v in changes.items() if kinds.get(t) is not _LOG}
+        if state_changes:
+            state = {**current._state, **state_changes}
+            self._current = _snapshot_of(state, current._log, kinds, self._origin, current)
+
     def _extend_log(self, added: Mapping[type[Any], Sequence[Any]]) -> None:
         """Add ``added`` to the ``LOG`` slices, running no reducer."""
         with self._lock:
@@ -704,6 +821,8 @@ class Session:
                     self._commit({slice_type: _as_values(produced, transform, slice_type)}, UPDATE)
                 if self._ops is not None:
                     self._ops.append((_UPDATE, slice_type, transform))
+                else:
+                    self._note_if_outside((_UPDATE, slice_type, transform))
             finally:
                 self._applying = False
 
@@ -744,8 +863,8 @@ class Session:
                 produced = reducer(current, event)
             except Exception as error:
                 error.add_note(
-                    f"while reducing {event_type.__qualname__} into the "
-                    f"{slice_type.__qualname__} slice with {_name(reducer)}"
+                    f"while reducing {_qualname(event_type)} into the "
+                    f"{_qualname(slice_type)} slice with {_name(reducer)}"
                 )
                 raise
             if produced is not current:
@@ -810,6 +929,31 @@ class Session:
         state = {key: value for key, value in current._state.items() if key is not slice_type}
         log = {key: value for key, value in current._log.items() if key is not slice_type}
         self._current = _snapshot_of(state, log, self._kinds, self._origin)
+
+
+class _Outside:
+    """The changes made from outside ``tree`` while it held a session, in order, and
+    how many of them each snapshot the session gave out since held."""
+
+    __slots__ = ("changes", "marks", "tree")
+
+    def __init__(self, tree: CallTree) -> None:
+        self.tree = tree
+        self.changes: list[_Op] = []
+        self.marks: dict[int, tuple[int, Snapshot]] = {}
+
+
+def _reapply_failure(failures: list[tuple[_Op, Exception]]) -> str:
+    """Why a restore could not apply the outside changes again (bounded)."""
+    change, error = failures[0]
+    what = change[1] if change[0] in (_DISPATCH, _APPEND) else None
+    named = "" if what is None else f"{type_label(what)}, "
+    count = len(failures)
+    return (
+        f"{count} change{'s' if count > 1 else ''} made from outside the call while it ran "
+        f"could not be applied again on the restored state (the first: {named}"
+        f"{describe_error(error)})"
+    )
 
 
 class SliceAccessor(Generic[T]):
@@ -915,8 +1059,8 @@ def _as_values(produced: object, source: object, slice_type: type[Any]) -> Slice
     if isinstance(produced, Iterable) and not isinstance(produced, str | bytes | dict):
         return SliceValues(produced)
     raise TypeError(
-        f"{_name(source)} returned {type(produced).__qualname__} for the "
-        f"{slice_type.__qualname__} slice; a reducer returns the slice's new values "
+        f"{_name(source)} returned {type_label(produced)} for the "
+        f"{_qualname(slice_type)} slice; a reducer returns the slice's new values "
         "(a tuple, or values.append(...))"
     )
 
@@ -951,4 +1095,9 @@ def _kept_values(
 
 def _name(function: object) -> str:
     name = getattr(function, "__qualname__", None)
-    return name if isinstance(name, str) else safe_repr(function)
+    return bounded(name) if isinstance(name, str) else safe_repr(function)
+
+
+def _qualname(cls: type[Any]) -> str:
+    """A class's name as messages show it: at most ``MAX_TEXT`` characters."""
+    return bounded(cls.__qualname__)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_core import from_json, to_json
 
+from wink._error_text import bounded, error_message, type_label
 from wink.contract import Contract, ContractViolation, compile_contract
 from wink.errors import PromptValidationError, WinkError
 from wink.runtime._vector import SliceValues
@@ -100,7 +101,7 @@ class Snapshot:
                 if key in known:
                     # from_json would find the name twice and could not tell them apart.
                     raise SnapshotError(
-                        f"slice {key} cannot be written as JSON: "
+                        f"slice {bounded(key)} cannot be written as JSON: "
                         + (
                             "it is both a state and a log slice"
                             if known[key] is slice_type
@@ -116,7 +117,9 @@ class Snapshot:
         except SnapshotError as error:  # too deep, too large a number: say which value
             for key, values in saved:
                 _refuse_unsavable(key, values)
-            raise SnapshotError(f"the snapshot would not be read back: {error}") from None
+            raise SnapshotError(
+                f"the snapshot would not be read back: {error_message(error)}"
+            ) from None
         for (key, values), entry in zip(saved, entries, strict=True):
             _check_read_back(key, known[key], values, entry["items"])
         return text
@@ -133,7 +136,7 @@ class Snapshot:
         """
         if not isinstance(text, str | bytes | bytearray):
             raise SnapshotError(
-                f"from_json takes the JSON text (str or bytes), got {type(text).__qualname__}"
+                f"from_json takes the JSON text (str or bytes), got {type_label(text)}"
             )
         document = _parse_document(text)
         known = None if types is None else _known_types(types)
@@ -143,7 +146,7 @@ class Snapshot:
             kind, slice_type, values = _load_slice(index, entry, known)
             if slice_type in seen:
                 raise SnapshotError(
-                    f"slices[{index}]: slice type {_type_key(slice_type)} appears twice "
+                    f"slices[{index}]: slice type {bounded(_type_key(slice_type))} appears twice "
                     f"(also slices[{seen[slice_type]}])"
                 )
             seen[slice_type] = index
@@ -182,7 +185,8 @@ def _items_contract(slice_type: type[Any]) -> Contract[Any]:
         return compile_contract(list[slice_type])  # type: ignore[valid-type]  # runtime type
     except PromptValidationError as error:
         raise SnapshotError(
-            f"slice {_type_key(slice_type)} cannot be written as JSON: {error}"
+            f"slice {bounded(_type_key(slice_type))} cannot be written as JSON: "
+            f"{error_message(error)}"
         ) from None
 
 
@@ -194,7 +198,8 @@ def _slice_text(slice_type: type[Any], key: str, kind: str, values: SliceValues[
     except Exception:
         _refuse_unsavable(key, values)
         raise SnapshotError(
-            f"slice {key} cannot be written as JSON: {_dump_failure(contract, values)}"
+            f"slice {bounded(key)} cannot be written as JSON: "
+            f"{bounded(_dump_failure(contract, values))}"
         ) from None
     return f'{{"type":{json.dumps(key)},"kind":"{kind}","items":{items}}}'
 
@@ -217,20 +222,20 @@ def _check_read_back(
         _refuse_unsavable(key, values)
         problems = "; ".join(f"{p.path}: {p.reason}" for p in error.problems)
         raise SnapshotError(
-            f"slice {key} cannot be written as JSON: it would not be read back: {problems}"
+            f"slice {bounded(key)} cannot be written as JSON: it would not be read back: "
+            f"{bounded(problems)}"
         ) from None
     if len(loaded) != len(values):
         raise SnapshotError(
-            f"slice {key} cannot be written as JSON: {len(values)} items would be read back "
+            f"slice {bounded(key)} cannot be written as JSON: {len(values)} items would be "
+            "read back "
             f"as {len(loaded)}"
         )
     for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
         found = difference(before, after, [position])
         if found is not None:
             _refuse_unsavable(key, values)
-            raise SnapshotError(
-                f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
-            )
+            raise SnapshotError(_unsavable_message(key, describe(found[0]), found[1]))
 
 
 def _refuse_unsavable(key: str, values: SliceValues[Any]) -> None:
@@ -240,9 +245,12 @@ def _refuse_unsavable(key: str, values: SliceValues[Any]) -> None:
     for position, value in enumerate(values):
         found = unsavable(value, [position])
         if found is not None:
-            raise SnapshotError(
-                f"slice {key} cannot be written as JSON: {describe(found[0])}: {found[1]}"
-            )
+            raise SnapshotError(_unsavable_message(key, describe(found[0]), found[1]))
+
+
+def _unsavable_message(key: str, path: str, reason: str) -> str:
+    """Why a slice cannot be written as JSON: the value at ``path``, and why."""
+    return f"slice {bounded(key)} cannot be written as JSON: {bounded(path)}: {bounded(reason)}"
 
 
 def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
@@ -277,7 +285,7 @@ def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
             before = bytes(text[: error.start]).decode("utf-8")
             raise SnapshotError(
                 f"snapshot is not valid JSON: not UTF-8 at byte {error.start}, in "
-                f"{path_at(before, 1, len(before) + 1)}"
+                f"{bounded(path_at(before, 1, len(before) + 1))}"
             ) from None
     if isinstance(text, str):
         try:
@@ -285,13 +293,14 @@ def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
         except UnicodeEncodeError as error:
             raise SnapshotError(
                 f"snapshot is not valid JSON: a lone surrogate ({text[error.start]!r}) at "
-                f"{path_at(text[: error.start], 1, error.start + 1)} (character {error.start})"
+                f"{bounded(path_at(text[: error.start], 1, error.start + 1))} "
+                f"(character {error.start})"
             ) from None
     try:
         document = from_json(text, allow_inf_nan=False)
     except ValueError as error:
         raise SnapshotError(
-            f"snapshot is not valid JSON: {_json_error(str(error), text)}"
+            f"snapshot is not valid JSON: {bounded(_json_error(str(error), text))}"
         ) from None
     if not isinstance(document, dict):
         raise SnapshotError(
@@ -349,7 +358,7 @@ def _load_slice(
 ) -> tuple[str, type[Any], SliceValues[Any]]:
     where = f"slices[{index}]"
     if not isinstance(entry, dict) or set(entry) != {"type", "kind", "items"}:
-        got = sorted(entry) if isinstance(entry, dict) else _json_kind(entry)
+        got = bounded(str(sorted(entry))) if isinstance(entry, dict) else _json_kind(entry)
         raise SnapshotError(f"{where}: expected an object with type, kind and items, got {got}")
     kind, name, items = entry["kind"], entry["type"], entry["items"]
     if kind not in ("state", "log"):
@@ -363,17 +372,19 @@ def _load_slice(
     elif name in known:
         slice_type = known[name]
     else:
-        raise SnapshotError(f"{where}: slice type {name} is not among the given types")
+        raise SnapshotError(f"{where}: slice type {bounded(name)} is not among the given types")
     try:
         values = _items_contract(slice_type).parse(to_json(items))
     except ContractViolation as error:
-        raise SnapshotError(f"{where} ({name}): items do not match the type: {error}") from None
+        raise SnapshotError(
+            f"{where} ({bounded(name)}): items do not match the type: {error_message(error)}"
+        ) from None
     except SnapshotError:
         raise
     except Exception as error:  # a validator of the type raised something pydantic passes on
-        text = " ".join(str(error).split())
+        text = " ".join(error_message(error).split())
         raise SnapshotError(
-            f"{where} ({name}): reading the items failed: {type(error).__name__}: {text}"
+            f"{where} ({bounded(name)}): reading the items failed: {type_label(error)}: {text}"
         ) from None
     return kind, slice_type, SliceValues(values)
 
@@ -381,15 +392,17 @@ def _load_slice(
 def _import_type(where: str, name: str) -> type[Any]:
     module_name, _, qualified_name = name.partition(":")
     if "<locals>" in qualified_name:
-        raise SnapshotError(f"{where}: {name} is defined inside a function; pass it in types=[...]")
+        raise SnapshotError(
+            f"{where}: {bounded(name)} is defined inside a function; pass it in types=[...]"
+        )
     try:
         found: Any = importlib.import_module(module_name)
         for part in qualified_name.split("."):
             found = getattr(found, part)
     except Exception:  # importing runs the module: anything may fail
         raise SnapshotError(
-            f"{where}: cannot find slice type {name}; pass it in types=[...]"
+            f"{where}: cannot find slice type {bounded(name)}; pass it in types=[...]"
         ) from None
     if not isinstance(found, type):
-        raise SnapshotError(f"{where}: {name} is not a class")
+        raise SnapshotError(f"{where}: {bounded(name)} is not a class")
     return found
