@@ -15,25 +15,48 @@ loop passed to the SDK and the SDK objects it got back. Then, in the same run:
   ``Session`` (one per adapter, as an agent keeps one);
 - the provider-free loop: ``wink.testing.FunctionAdapter`` running the same
   evaluation, per turn.
+
+Then the cost of one turn late in a long evaluation against one early in it: an
+evaluation of 1,020 requests, each answered with a tool call (the last with the
+text), timed between consecutive requests (everything from handing one request
+to the model to having the next one built). The cost at turn 10 and at turn
+1,000 is the median of the 20 turns from there, best of ``REPEAT`` evaluations;
+their ratio says whether a turn's cost grows with the conversation. It is shown
+for the scripted adapter, next to the floor of a turn (its tool call alone,
+``ToolExecutor.execute``, the 10th and the 1,000th on one session), and for each
+provider adapter with the SDK call replaced by handing back its recorded reply
+(whose late turns add the copy of the message list each request hands the SDK,
+timed on its own below them).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
+import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 
+from benchmarks import timing
 from benchmarks.timing import per_call_us
 from wink import MarkdownSection, Prompt, PromptTemplate, Session, Tool, ToolContext, ToolResult
 from wink.adapters import LoopAdapter, ModelRequest
-from wink.testing import FunctionAdapter, ModelInput, ToolMessage, call
+from wink.runtime.executor import ToolExecutor
+from wink.testing import FunctionAdapter, ModelInput, ScriptedAdapter, ToolMessage, call
 
 NUMBER = 150
 REPEAT = 7
+EARLY_TURN = 10
+LATE_TURN = 1_000
+WINDOW = 20
+"""Turns from ``EARLY_TURN`` and from ``LATE_TURN`` whose median is the cost there."""
+LONG_TURNS = LATE_TURN + WINDOW
+"""Requests of the long evaluation: tool-call turns, then the answer."""
 
 
 @dataclass
@@ -248,8 +271,123 @@ def record(adapter: LoopAdapter, prompt: Prompt[None]) -> list[tuple[dict[str, A
     return exchanges
 
 
+def turn_costs_us(adapter: LoopAdapter, prompt: Prompt[None]) -> tuple[float, float]:
+    """One ``LONG_TURNS``-request evaluation: its per-turn cost at ``EARLY_TURN`` and at
+    ``LATE_TURN``, in microseconds (the median of ``WINDOW`` turns from each)."""
+    stamps: list[float] = []
+    send = adapter.send
+
+    def timed(request: ModelRequest) -> Any:
+        stamps.append(time.perf_counter())
+        return send(request)
+
+    adapter.send = timed  # type: ignore[method-assign]
+    adapter.evaluate(prompt, session=Session(), max_turns=LONG_TURNS)
+    # Turn k's cost: from sending request k (stamps[k - 1]) to sending request k + 1.
+    costs = [later - earlier for earlier, later in itertools.pairwise(stamps)]
+
+    def at(turn: int) -> float:
+        return statistics.median(costs[turn - 1 : turn - 1 + WINDOW]) * 1e6
+
+    return at(EARLY_TURN), at(LATE_TURN)
+
+
+def best_turn_costs_us(
+    build: Callable[[], LoopAdapter], prompt: Prompt[None]
+) -> tuple[float, float]:
+    """``turn_costs_us`` of a fresh adapter, best of ``REPEAT`` evaluations."""
+    early = late = float("inf")
+    for _ in range(1 if timing.QUICK else REPEAT):
+        early_us, late_us = turn_costs_us(build(), prompt)
+        early, late = min(early, early_us), min(late, late_us)
+    return early, late
+
+
+def call_costs_us(prompt: Prompt[None]) -> tuple[float, float]:
+    """The floor of a turn: ``LONG_TURNS`` tool calls through one executor and session,
+    each timed; the cost of call ``EARLY_TURN`` and call ``LATE_TURN`` as in
+    ``turn_costs_us``."""
+    executor = ToolExecutor(prompt=prompt, session=Session())
+    lookup_call = call("lookup_entity", ARGUMENTS, "call_1")
+    costs: list[float] = []
+    for _ in range(LONG_TURNS):
+        start = time.perf_counter()
+        executor.execute(lookup_call)
+        costs.append(time.perf_counter() - start)
+
+    def at(turn: int) -> float:
+        return statistics.median(costs[turn - 1 : turn - 1 + WINDOW]) * 1e6
+
+    return at(EARLY_TURN), at(LATE_TURN)
+
+
+def best_call_costs_us(prompt: Prompt[None]) -> tuple[float, float]:
+    """``call_costs_us``, best of ``REPEAT`` runs."""
+    early = late = float("inf")
+    for _ in range(1 if timing.QUICK else REPEAT):
+        early_us, late_us = call_costs_us(prompt)
+        early, late = min(early, early_us), min(late, late_us)
+    return early, late
+
+
+def long_script() -> ScriptedAdapter:
+    """A tool call for every request but the last, which answers."""
+    lookup_call = call("lookup_entity", ARGUMENTS, "call_1")
+    return ScriptedAdapter([*[lookup_call] * (LONG_TURNS - 1), "At https://example.com."])
+
+
+def replaying(adapter: LoopAdapter, tool_reply: Any, final_reply: Any) -> LoopAdapter:
+    """``adapter`` with its SDK call replaced: ``tool_reply`` until the last request."""
+
+    def send(request: ModelRequest) -> Any:
+        return final_reply if request.turn >= LONG_TURNS else tool_reply
+
+    adapter.send = send  # type: ignore[method-assign]
+    return adapter
+
+
+def print_long_evaluations(
+    prompt: Prompt[None], recorded: dict[str, tuple[LoopAdapter, Any, Any]]
+) -> None:
+    """Per-turn cost at ``EARLY_TURN`` and ``LATE_TURN``: the scripted adapter next to a
+    turn's floor, then each provider adapter replaying its recorded replies."""
+    floor_early_us, floor_late_us = best_call_costs_us(prompt)
+    early_us, late_us = best_turn_costs_us(long_script, prompt)
+    print()
+    print(
+        f"{LONG_TURNS}-request evaluation, a tool call per turn: the cost of turn {EARLY_TURN} "
+        f"and of turn {LATE_TURN:,}"
+    )
+    header = f"turn {EARLY_TURN} us"
+    print(f"{'adapter':18} {header:>12} {f'turn {LATE_TURN:,} us':>15} {'ratio':>7}")
+    print(
+        f"{'floor: tool call':18} {floor_early_us:12.1f} {floor_late_us:15.1f} "
+        f"{floor_late_us / floor_early_us:6.2f}x  (ToolExecutor.execute alone, one session)"
+    )
+    print(
+        f"{'scripted':18} {early_us:12.1f} {late_us:15.1f} {late_us / early_us:6.2f}x"
+        "  (target: within 1.20x)"
+    )
+    for name, (adapter, tool_reply, final_reply) in recorded.items():
+        replay = functools.partial(replaying, adapter, tool_reply, final_reply)
+        early_us, late_us = best_turn_costs_us(replay, prompt)
+        print(f"{name:18} {early_us:12.1f} {late_us:15.1f} {late_us / early_us:6.2f}x")
+    # What a provider turn adds late in the evaluation: the request's own copy of the
+    # message list it hands the SDK (references only; no message is converted again).
+    early_copy_us, late_copy_us = (
+        per_call_us(functools.partial(list, [{} for _ in range(2 * turn - 1)]), repeat=REPEAT)
+        for turn in (EARLY_TURN, LATE_TURN)
+    )
+    print(
+        f"each provider request hands the SDK its own copy of the message list: "
+        f"{early_copy_us:.1f} us at turn {EARLY_TURN}, {late_copy_us:.1f} us at turn "
+        f"{LATE_TURN:,} ({2 * EARLY_TURN - 1} and {2 * LATE_TURN - 1:,} messages)"
+    )
+
+
 def main() -> None:
-    """Print, per adapter, the SDK round trip, the loop's overhead and their ratio."""
+    """Print, per adapter, the SDK round trip, the loop's overhead and their ratio; then
+    the per-turn cost early and late in a long evaluation."""
     prompt = Prompt(template)
     function_adapter = FunctionAdapter(scripted)
 
@@ -269,9 +407,11 @@ def main() -> None:
         "anthropic": anthropic_case,
         "gemini": gemini_case,
     }
+    recorded: dict[str, tuple[LoopAdapter, Any, Any]] = {}
     for name, build in cases.items():
         adapter, create, _ = build()
         exchanges = record(adapter, prompt)
+        recorded[name] = (adapter, exchanges[0][1], exchanges[1][1])
 
         def bare(exchanges: list[Any] = exchanges, create: Any = create) -> object:
             return [create(body) for body, _ in exchanges]
@@ -290,6 +430,7 @@ def main() -> None:
             sdk_us = min(sdk_us, per_call_us(bare, number=NUMBER, repeat=1) / 2)
             loop_us = min(loop_us, per_call_us(evaluate, number=NUMBER * 4, repeat=1) / 2)
         print(f"{name:18} {sdk_us:18.1f} {loop_us:17.1f} {loop_us / sdk_us:8.1%}")
+    print_long_evaluations(prompt, recorded)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,8 @@ class _GeminiConversation:
     contents: list[Any] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
+        # A copy of references only (each message was converted once, when it joined):
+        # the request keeps the messages it was sent with while the conversation grows.
         return {"model": self.model, "contents": list(self.contents), "config": self.config}
 
     def read(self, reply: Any) -> ModelTurn:

@@ -171,6 +171,8 @@ class _ChatConversation:
     messages: list[Any] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
+        # A copy of references only (each message was converted once, when it joined):
+        # the request keeps the messages it was sent with while the conversation grows.
         return {**self.base, "messages": list(self.messages)}
 
     def read(self, reply: Any) -> ModelTurn:
@@ -221,6 +223,8 @@ class _ResponsesConversation:
     items: list[Any] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
+        # A copy of references only (each message was converted once, when it joined):
+        # the request keeps the messages it was sent with while the conversation grows.
         return {**self.base, "input": list(self.items)}
 
     def read(self, reply: Any) -> ModelTurn:

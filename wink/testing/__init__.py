@@ -19,6 +19,7 @@ from wink.testing._function_adapter import (
     SystemMessage,
     ToolMessage,
     ToolSpec,
+    Transcript,
     UserMessage,
     call,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "SystemMessage",
     "ToolMessage",
     "ToolSpec",
+    "Transcript",
     "UserMessage",
     "call",
 ]

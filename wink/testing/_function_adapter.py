@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import count
-from typing import Any
+from itertools import count, islice
+from typing import Any, overload
 
 from pydantic import BaseModel
 
@@ -38,6 +38,7 @@ __all__ = [
     "SystemMessage",
     "ToolMessage",
     "ToolSpec",
+    "Transcript",
     "UserMessage",
     "call",
 ]
@@ -80,6 +81,61 @@ Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 """One message of a conversation with no provider."""
 
 
+class Transcript(Sequence[Message]):
+    """The conversation as one request saw it: an immutable sequence of messages.
+
+    It reads the first ``len()`` messages of the evaluation's message list, which
+    only ever grows at its end, so that it holds the same messages however many
+    turns follow, and handing it to a request costs the same at turn 1,000 as at
+    turn 10 (no copy). It reads as a tuple does: ``len``, indexing (negative too),
+    iteration, ``reversed``, ``in``; a slice is a tuple; it equals a tuple (or a
+    transcript) holding the same messages. It has no ``+``: ``tuple(transcript)`` is
+    the tuple, a copy made only when asked for.
+    """
+
+    __slots__ = ("_length", "_messages")
+
+    def __init__(self, messages: list[Message], length: int) -> None:
+        """The first ``length`` messages of ``messages``, which must only be appended to."""
+        self._messages = messages
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self._messages[i] for i in range(*index.indices(self._length)))
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError(f"transcript index {index} out of range ({self._length} messages)")
+        return self._messages[position]
+
+    def __iter__(self) -> Iterator[Message]:
+        return islice(self._messages, self._length)
+
+    def __reversed__(self) -> Iterator[Message]:
+        messages = self._messages
+        return (messages[i] for i in range(self._length - 1, -1, -1))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Transcript | tuple):
+            return NotImplemented
+        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))  # as the equal tuple's
+
+    def __repr__(self) -> str:
+        return f"Transcript({tuple(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as the model is shown it."""
@@ -94,8 +150,9 @@ class ToolSpec:
 class ModelInput:
     """What the model function is given for one request."""
 
-    messages: tuple[Message, ...]
-    """The conversation so far."""
+    messages: Transcript
+    """The conversation so far: a read-only view of it as this request saw it, which
+    later turns never change (a ``Transcript``, read as a tuple)."""
     tools: tuple[ToolSpec, ...]
     """The tools of the rendered prompt, in order."""
     output_schema: JsonSchema | None
@@ -266,6 +323,7 @@ class _Conversation:
     rendered: RenderedPrompt
     output: Contract[Any] | None
     history: Sequence[Any]
+    # Only ever appended to: the transcripts of earlier requests read its first messages.
     messages: list[Message] = field(init=False)
     tools: tuple[ToolSpec, ...] = field(init=False)
     turn: int = field(init=False, default=0)
@@ -283,7 +341,9 @@ class _Conversation:
     def request(self) -> dict[str, Any]:
         self.turn += 1
         schema = None if self.output is None else self.output.input_schema
-        return {"input": ModelInput(tuple(self.messages), self.tools, schema, self.turn)}
+        # A view, not a copy: a request's cost must not grow with the conversation.
+        messages = Transcript(self.messages, len(self.messages))
+        return {"input": ModelInput(messages, self.tools, schema, self.turn)}
 
     def read(self, reply: Any) -> ModelTurn:
         if not isinstance(reply, ModelReply):
