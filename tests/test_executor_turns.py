@@ -32,7 +32,7 @@ from wink import (
     ToolContext,
     ToolResult,
 )
-from wink.resources import BindingError
+from wink.resources import AmbiguousResourceError
 from wink.runtime import Session, ToolCall, ToolExecutor, ToolInvoked
 
 BOUND = 10.0  # seconds a test waits for a call before calling it a deadlock
@@ -437,20 +437,24 @@ def test_an_instance_bound_under_filesystem_is_found_by_its_class_too() -> None:
     assert registry.get_optional(HostFilesystem) is None
 
 
-def test_binding_two_filesystems_is_refused_naming_both(tmp_path: Path) -> None:
-    with pytest.raises(BindingError) as raised:
-        ResourceRegistry.from_mapping(
-            {InMemoryFilesystem: InMemoryFilesystem(), HostFilesystem: HostFilesystem(tmp_path)}
-        )
-    assert str(raised.value) == (
-        "two filesystems are bound, InMemoryFilesystem and HostFilesystem; bind one, so that "
-        "context.filesystem and resources.get(Filesystem) name the same filesystem"
+def test_two_filesystems_are_bound_and_filesystem_is_the_one_under_filesystem(
+    tmp_path: Path,
+) -> None:
+    memory, host = InMemoryFilesystem(), HostFilesystem(tmp_path)
+    registry = ResourceRegistry.from_mapping({InMemoryFilesystem: memory, HostFilesystem: host})
+    assert (registry.get(InMemoryFilesystem), registry.get(HostFilesystem)) == (memory, host)
+    with pytest.raises(AmbiguousResourceError) as raised:
+        registry.get(Filesystem)
+    assert str(raised.value).startswith("Filesystem (context.filesystem) is ambiguous: 2 bound")
+    lazy = ResourceRegistry.of(
+        Binding(Filesystem, lambda r: InMemoryFilesystem("/workspace")),
+        Binding(InMemoryFilesystem, lambda r: InMemoryFilesystem("/reference")),
     )
-    with pytest.raises(BindingError, match="two filesystems are bound, Filesystem and "):
-        ResourceRegistry.of(
-            Binding(Filesystem, lambda r: InMemoryFilesystem()),
-            Binding(InMemoryFilesystem, lambda r: InMemoryFilesystem()),
-        )
+    assert lazy.get(Filesystem) is lazy.filesystem
+    assert [lazy.get(key).mount_point for key in (Filesystem, InMemoryFilesystem)] == [
+        "/workspace",
+        "/reference",
+    ]
 
 
 def test_a_long_wait_for_another_call_tree_is_logged_with_the_fix(

@@ -472,6 +472,15 @@ def test_filesystem_is_none_when_none_is_bound() -> None:
     assert ResourceRegistry.of(Binding.instance(Database, Database("x"))).filesystem is None
 
 
+def test_filesystem_choices_name_the_keys_a_filesystem_request_could_take() -> None:
+    assert ResourceRegistry.of(Binding.instance(Database, Database("x"))).filesystem_choices == ()
+    lazy = ResourceRegistry.of(
+        Binding.instance(Database, Database("x")),
+        Binding(InMemoryFilesystem, lambda _: InMemoryFilesystem()),
+    )
+    assert lazy.filesystem_choices == (InMemoryFilesystem,)
+
+
 def test_tool_call_filesystem_is_found_through_the_call_scope() -> None:
     registry = ResourceRegistry.of(
         Binding(InMemoryFilesystem, lambda _: InMemoryFilesystem(), Scope.TOOL_CALL)

@@ -10,13 +10,13 @@ from typing import Any, ClassVar, Generic
 
 from typing_extensions import TypeVar
 
-from wink._error_text import describe_error
+from wink._error_text import bounded, describe_error
 from wink._lazy_logging import LazyLogger
 from wink.contract import Contract, compile_contract, type_name
 from wink.errors import PromptRenderError, PromptValidationError
 from wink.prompt.examples import examples_markdown
 from wink.prompt.section import Section, params_field_names
-from wink.resources import Binding, Filesystem, ResourceRegistry
+from wink.resources import Binding, BindingError, Filesystem, ResourceRegistry
 from wink.tools import ParamHint, Tool
 
 logger = LazyLogger(__name__)
@@ -324,7 +324,7 @@ class Prompt(Generic[OutputT]):
         self.overrides = overrides or PromptOverrides()
         self._params = _index_params(params, template.params_types)
         self._section_params = _params_by_section_type(template.params_types, self._params)
-        self._registry = _registry_of(resources, template.default_resources)
+        self._registry = _registry_of(resources, template)
         tools = _apply_overrides(template, self.overrides)
         # Everything about tools that does not depend on params is settled once here,
         # so that a render only walks the enabled sections.
@@ -374,7 +374,7 @@ class Prompt(Generic[OutputT]):
         bound._params = {**self._params, **_index_params(params, self.template.params_types)}
         bound._section_params = _params_by_section_type(self.template.params_types, bound._params)
         if resources is not None:
-            bound._registry = _registry_of(resources, self.template.default_resources)
+            bound._registry = _registry_of(resources, self.template)
         return bound
 
     def render(self) -> RenderedPrompt:
@@ -547,7 +547,7 @@ def _override_refusals(template: PromptTemplate) -> dict[str, str]:
 
 def _registry_of(
     resources: Mapping[type[Any], Any] | ResourceRegistry | None,
-    defaults: tuple[Binding[Any], ...] = (),
+    template: PromptTemplate[Any],
 ) -> ResourceRegistry:
     """The prompt's registry: ``resources``, plus the sections' defaults they leave unbound.
 
@@ -555,15 +555,38 @@ def _registry_of(
     caller's, and may already have built its resources.
     """
     if isinstance(resources, ResourceRegistry):
-        return resources
-    mapping: dict[type[Any], Any] = dict(resources or {})
-    for binding in defaults:
-        if binding.resource_type in mapping:
-            continue
-        if binding.resource_type is Filesystem and _binds_a_filesystem(mapping):
-            continue
-        mapping[binding.resource_type] = binding
-    return ResourceRegistry.from_mapping(mapping)
+        registry = resources
+    else:
+        mapping: dict[type[Any], Any] = dict(resources or {})
+        for binding in template.default_resources:
+            if binding.resource_type in mapping:
+                continue
+            if binding.resource_type is Filesystem and _binds_a_filesystem(mapping):
+                continue
+            mapping[binding.resource_type] = binding
+        registry = ResourceRegistry.from_mapping(mapping)
+    _check_filesystem_is_clear(registry, template)
+    return registry
+
+
+def _check_filesystem_is_clear(registry: ResourceRegistry, template: PromptTemplate[Any]) -> None:
+    """Refuse, at bind time, a registry whose ``Filesystem`` is ambiguous when a section
+    relies on it: one that binds a default ``Filesystem`` works on ``context.filesystem``,
+    and its tools would otherwise fail only when the model calls them."""
+    choices = registry.filesystem_choices
+    if len(choices) < 2:
+        return
+    for node in template.nodes:
+        if any(binding.resource_type is Filesystem for binding in node.section.default_resources):
+            names = ", ".join(choice.__name__ for choice in choices[:-1])
+            raise BindingError(
+                bounded(
+                    f"section {node.path_text!r} works on context.filesystem, but "
+                    f"{len(choices)} filesystems are bound, under {names} and "
+                    f"{choices[-1].__name__}, and none under Filesystem; bind the one its "
+                    "tools should use under Filesystem (resources={Filesystem: workspace, ...})"
+                )
+            )
 
 
 _FILESYSTEM_METHODS = ("read", "write", "exists", "list", "delete", "normalize")

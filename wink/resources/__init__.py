@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     )
     from wink.resources.git_workspace import GitWorkspace, GitWorkspaceError
     from wink.resources.registry import (
+        AmbiguousResourceError,
         Binding,
         BindingError,
         CircularDependencyError,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AmbiguousResourceError",
     "Binding",
     "BindingError",
     "CircularDependencyError",
@@ -61,6 +63,7 @@ _HOMES: dict[str, str] = {
     "InMemoryFilesystem": "wink.resources.filesystem",
     "GitWorkspace": "wink.resources.git_workspace",
     "GitWorkspaceError": "wink.resources.git_workspace",
+    "AmbiguousResourceError": "wink.resources.registry",
     "Binding": "wink.resources.registry",
     "BindingError": "wink.resources.registry",
     "CircularDependencyError": "wink.resources.registry",

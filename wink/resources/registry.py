@@ -21,6 +21,7 @@ from wink.errors import WinkError
 from wink.resources._filesystem_protocol import Filesystem
 
 __all__ = [
+    "AmbiguousResourceError",
     "Binding",
     "BindingError",
     "CircularDependencyError",
@@ -41,6 +42,11 @@ logger = LazyLogger(__name__)
 
 class UnboundResourceError(WinkError):
     """No binding exists for the requested type; the message lists the bound types."""
+
+
+class AmbiguousResourceError(WinkError, LookupError):
+    """Several bound resources could answer a request by a type none of them is bound
+    under (two filesystems, for ``Filesystem``); the message names their keys."""
 
 
 class CircularDependencyError(WinkError):
@@ -100,7 +106,8 @@ class ResourceResolver(Protocol):
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound ``Filesystem``, or ``None``."""
+        """The bound ``Filesystem``, or ``None``; raises ``AmbiguousResourceError`` when
+        several are bound and none under ``Filesystem`` itself."""
         ...
 
 
@@ -164,7 +171,9 @@ class ResourceRegistry:
         "_build_marks",
         "_built",
         "_closers",
+        "_filesystem_choices",
         "_filesystem_key",
+        "_filesystems",
         "_lazy_singletons",
         "_local",
         "_lock",
@@ -175,7 +184,7 @@ class ResourceRegistry:
     )
 
     def __init__(self, bindings: Iterable[Binding[Any]] = ()) -> None:
-        """A registry of ``bindings``; at most one per type, and at most one filesystem."""
+        """A registry of ``bindings``, at most one per type (filesystems included)."""
         by_type: dict[type[Any], Binding[Any]] = {}
         for binding in bindings:
             if binding.resource_type in by_type:
@@ -207,7 +216,14 @@ class ResourceRegistry:
             weakref.WeakKeyDictionary()
         )
         self._add_instances()
-        self._filesystem_key = self._find_filesystem_key()
+        self._filesystems = self._find_filesystems()
+        self._filesystem_choices = (
+            (Filesystem,) if Filesystem in self._bindings else self._filesystems
+        )
+        # The key ``Filesystem`` resolves to; ``None`` when none or several could answer.
+        self._filesystem_key = (
+            self._filesystem_choices[0] if len(self._filesystem_choices) == 1 else None
+        )
         self._needs_call_scope = any(
             binding.scope is not Scope.SINGLETON for binding in bindings.values()
         )
@@ -254,23 +270,42 @@ class ResourceRegistry:
     def get(self, resource_type: type[T]) -> T:
         """The resource bound to ``resource_type``; raises ``UnboundResourceError``.
 
-        ``get(Filesystem)`` returns the bound filesystem however it is bound (under
-        ``Filesystem`` or its own class), the same object as ``filesystem``.
+        A type bound under no key is answered by the bound filesystem that is one, if
+        a single one is: ``get(Filesystem)`` returns the bound filesystem however it is
+        bound (under ``Filesystem`` or its own class), the same object as ``filesystem``.
+        When several could answer, it raises ``AmbiguousResourceError`` naming them.
         """
         return cast(T, self._resolve(resource_type, None))
 
     def get_optional(self, resource_type: type[T]) -> T | None:
-        """The resource bound to ``resource_type``, or ``None`` when unbound."""
-        if resource_type not in self._bindings and self._alias(resource_type) is None:
+        """The resource bound to ``resource_type``, or ``None`` when unbound.
+
+        Several filesystems that could answer raise ``AmbiguousResourceError``, as in ``get``.
+        """
+        if resource_type not in self._bindings and not self._aliases(resource_type):
             return None
         return self.get(resource_type)
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound filesystem (bound under ``Filesystem`` or its own class), or ``None``."""
-        if self._filesystem_key is None:
-            return None
-        return cast(Filesystem, self._resolve(self._filesystem_key, None))
+        """The filesystem ``get(Filesystem)`` returns, or ``None`` when none is bound.
+
+        That is the one bound under ``Filesystem``, else the only one bound (under its
+        own class or any key); with several and none under ``Filesystem``, it raises
+        ``AmbiguousResourceError`` naming their keys.
+        """
+        return self._filesystem(None)
+
+    @property
+    def filesystem_choices(self) -> tuple[type[Any], ...]:
+        """The keys a request for ``Filesystem`` could be answered by.
+
+        ``(Filesystem,)`` when a filesystem is bound under ``Filesystem`` itself; else
+        one key per bound filesystem (an instance bound under two keys counts once),
+        in binding order; ``()`` when none is bound. More than one means ``filesystem``
+        is ambiguous: each filesystem is then reached only by its own key.
+        """
+        return self._filesystem_choices
 
     def tool_call_scope(self, guard: Callable[[Snapshotable], None] | None = None) -> ToolCallScope:
         """A scope for one tool call: ``with registry.tool_call_scope() as resources:``.
@@ -367,18 +402,24 @@ class ResourceRegistry:
             if binding.prebuilt:
                 self._remember(key, binding.factory(self))
 
-    def _find_filesystem_key(self) -> type[Any] | None:
-        found = [
-            key for key, binding in self._bindings.items() if self._is_filesystem(key, binding)
-        ]
-        # One instance bound under two keys is one filesystem; a lazy binding is its own.
-        if len({id(self._built.get(key, key)) for key in found}) > 1:
-            names = " and ".join(_name(key) for key in found)
-            raise BindingError(
-                f"two filesystems are bound, {names}; bind one, so that context.filesystem "
-                "and resources.get(Filesystem) name the same filesystem"
-            )
-        return found[0] if found else None
+    def _find_filesystems(self) -> tuple[type[Any], ...]:
+        """One key per bound filesystem, in binding order."""
+        keys: dict[int, type[Any]] = {}
+        for key, binding in self._bindings.items():
+            if self._is_filesystem(key, binding):
+                # One instance bound under two keys is one filesystem; a lazy binding
+                # is its own.
+                keys.setdefault(id(self._built.get(key, key)), key)
+        return tuple(keys.values())
+
+    def _filesystem(self, scope: ToolCallScope | None) -> Filesystem | None:
+        """``filesystem`` as ``scope`` (or the registry) sees it."""
+        key = self._filesystem_key
+        if key is not None:
+            return cast(Filesystem, self._resolve(key, scope))
+        if not self._filesystem_choices:
+            return None
+        raise AmbiguousResourceError(_ambiguous_message(Filesystem, self._filesystem_choices))
 
     def _is_filesystem(self, key: type[Any], binding: Binding[Any]) -> bool:
         if key is Filesystem:
@@ -388,17 +429,18 @@ class ResourceRegistry:
         # Structural check on the class, so a lazy binding need not be built.
         return all(hasattr(key, method) for method in _FILESYSTEM_METHODS)
 
-    def _alias(self, key: type[Any]) -> type[Any] | None:
-        """The bound type that serves ``key`` when ``key`` itself is unbound: the
-        filesystem's, for ``Filesystem`` or a class its bound instance belongs to."""
-        found = self._filesystem_key
-        if found is None or key in self._bindings:
-            return None
+    def _aliases(self, key: type[Any]) -> tuple[type[Any], ...]:
+        """The bound types that could serve ``key`` when ``key`` itself is unbound: those
+        of the filesystems, for ``Filesystem`` or a class their bound instance belongs to."""
+        if key in self._bindings:
+            return ()
         if key is Filesystem:
-            return found
-        if self._bindings[found].prebuilt and _is_instance(self._built.get(found), key):
-            return found
-        return None
+            return self._filesystem_choices
+        return tuple(
+            found
+            for found in self._filesystems
+            if self._bindings[found].prebuilt and _is_instance(self._built.get(found), key)
+        )
 
     def _resolve(self, key: type[Any], scope: ToolCallScope | None) -> object:
         built = self._built.get(key, _MISSING)
@@ -406,10 +448,12 @@ class ResourceRegistry:
             return built
         binding = self._bindings.get(key)
         if binding is None:
-            alias = self._alias(key)
-            if alias is None:
+            aliases = self._aliases(key)
+            if not aliases:
                 raise UnboundResourceError(self._unbound_message(key))
-            return self._resolve(alias, scope)
+            if len(aliases) > 1:
+                raise AmbiguousResourceError(_ambiguous_message(key, aliases))
+            return self._resolve(aliases[0], scope)
         with self._resolving(key):
             if binding.scope is Scope.SINGLETON:
                 return self._singleton(binding)
@@ -562,7 +606,7 @@ class ToolCallScope:
     def get_optional(self, resource_type: type[T]) -> T | None:
         """The resource bound to ``resource_type``, or ``None`` when unbound."""
         registry = self._registry
-        if resource_type not in registry._bindings and registry._alias(resource_type) is None:
+        if resource_type not in registry._bindings and not registry._aliases(resource_type):
             return None
         return self.get(resource_type)
 
@@ -573,11 +617,9 @@ class ToolCallScope:
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound filesystem (bound under ``Filesystem`` or its own class), or ``None``."""
-        key = self._registry._filesystem_key
-        if key is None:
-            return None
-        return cast(Filesystem, self._registry._resolve(key, self))
+        """The registry's ``filesystem``, as this call sees it (``None`` when none is bound;
+        raises ``AmbiguousResourceError`` when several could answer)."""
+        return self._registry._filesystem(self)
 
     def snapshotables(self) -> tuple[Snapshotable, ...]:
         """The registry's snapshotables, then this call's built ones, in build order."""
@@ -704,6 +746,26 @@ def _mapped_binding(key: type[Any], value: object) -> Binding[Any]:
             f"{_name(key)}; wrap factories in Binding(Type, factory)"
         )
     return Binding.instance(key, value)
+
+
+_NAMES_SHOWN = 4
+
+
+def _ambiguous_message(requested: type[Any], keys: tuple[type[Any], ...]) -> str:
+    """Why ``requested`` has no single answer among the filesystems bound under ``keys``."""
+    names = [_name(key) for key in keys[:_NAMES_SHOWN]]
+    if len(keys) > _NAMES_SHOWN:
+        listed = ", ".join(names) + f" and {len(keys) - _NAMES_SHOWN} more"
+    else:
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+    subject = _name(requested)
+    if requested is Filesystem:
+        subject += " (context.filesystem)"
+    return (
+        f"{subject} is ambiguous: {len(keys)} bound filesystems could answer, under {listed}, "
+        f"and none is bound under {_name(requested)} itself; ask for one by its key, as in "
+        f"context.resources.get({names[0]}), or bind the one meant under {_name(requested)}"
+    )
 
 
 def _closer(binding: Binding[Any], built: object) -> Callable[[], None] | None:

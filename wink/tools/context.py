@@ -35,7 +35,7 @@ class ResourceAccess(Protocol):
 
     @property
     def filesystem(self) -> Filesystem | None:
-        """The bound ``Filesystem``, or ``None``."""
+        """The bound ``Filesystem``, or ``None``; raises when several could answer."""
         ...
 
 
@@ -83,11 +83,17 @@ class ToolContext:
     def filesystem(self) -> Filesystem | None:
         """The bound filesystem (``None`` when unbound): the same object as
         ``resources.get(Filesystem)``, whether it is bound under ``Filesystem`` or its
-        own class."""
+        own class.
+
+        With several filesystems bound, it is the one bound under ``Filesystem``; when
+        none is, asking raises ``AmbiguousResourceError`` naming the bound keys, and each
+        filesystem is reached by its own key with ``resources.get(Key)``.
+        """
         return self.resources.filesystem
 
     def require_filesystem(self) -> Filesystem:
-        """The bound ``Filesystem``; raises ``WinkError`` naming the fix when none is bound."""
+        """The bound ``Filesystem``; raises ``WinkError`` naming the fix when none is bound
+        (and ``AmbiguousResourceError``, as ``filesystem`` does, when several could be)."""
         filesystem = self.resources.filesystem
         if filesystem is None:
             raise WinkError(
