@@ -57,6 +57,10 @@ class Categories:
     food: list[str] = field(metadata={"description": "Items you eat or drink"})
     other: list[str] = field(metadata={"description": "Everything else"})
 
+    def render(self) -> str:
+        """The text the model reads in the tool message (JSON without this method)."""
+        return f"food: {', '.join(self.food)}\nother: {', '.join(self.other)}"
+
 
 @dataclass(frozen=True)
 class Report:
@@ -169,8 +173,8 @@ def choose_adapter() -> ProviderAdapter:
 def main() -> None:
     """Evaluate the agent and print its tool calls, its report and the notes."""
     # A handler fails on purpose here to show the rollback; its failure is printed
-    # below as the model sees it, so wink's developer warnings would only repeat it.
-    logging.getLogger("wink").setLevel(logging.ERROR)
+    # below as the model sees it, so the executor's warning would only repeat it.
+    logging.getLogger("wink.runtime.executor").setLevel(logging.ERROR)
     files = InMemoryFilesystem(files={"shopping.md": "soap\nmilk\nTODO: bread\nmilk"})
     prompt = Prompt(template).bind(resources={Filesystem: files})
     session = Session()

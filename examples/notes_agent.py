@@ -146,8 +146,8 @@ RECORDED_RESPONSE = {
 def main() -> None:
     """Show the strict OpenAI spec, run the recorded calls, print the tool messages."""
     # A handler fails on purpose here to show the rollback; its failure is printed
-    # below as the model sees it, so wink's developer warnings would only repeat it.
-    logging.getLogger("wink").setLevel(logging.ERROR)
+    # below as the model sees it, so the executor's warning would only repeat it.
+    logging.getLogger("wink.runtime.executor").setLevel(logging.ERROR)
     fs = InMemoryFilesystem(files={"todo.md": "bread"})
     prompt = Prompt(template).bind(resources={InMemoryFilesystem: fs})
     session = Session()

@@ -15,6 +15,7 @@ client (no network, a temporary folder) and prints what the client sees.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -65,6 +66,9 @@ async def show(served: wink_mcp.PromptServer, folder: Path) -> None:
 
 def main() -> None:
     """Serve a temporary notes folder to an in-process client."""
+    # A handler fails on purpose here to show the rollback; its failure is printed
+    # below as the client sees it, so the executor's warning would only repeat it.
+    logging.getLogger("wink.runtime.executor").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
         (folder / "todo.md").write_text("bread")

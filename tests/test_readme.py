@@ -34,7 +34,7 @@ def test_readme_first_example_evaluates_the_prompt_and_prints_the_schema(
     out = capsys.readouterr().out.splitlines()
     assert out[:2] == [
         "LookupResult(entity_id='e-1', document_url='https://example.com')",
-        '{"entity_id":"e-1","document_url":"https://example.com"}',
+        "e-1: https://example.com",
     ]
     assert "'description': 'Global identifier to fetch'" in out[2]
 

@@ -82,11 +82,13 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         should use ``model_text()`` (or check that flag) rather than this.
         A result returned by the executor gives the text the executor rendered through
         the tool's result contract (see ``rendered_as``) without rendering it again.
+        Asking for the text here logs nothing; the warning about a value type without
+        ``render()`` comes where a model is shown it (the executor, ``model_text()``).
         """
         rendered: str | None = getattr(self, "_rendered", None)
         if rendered is not None:
             return rendered
-        return render_value(self.value)
+        return _value_text(self.value, None)
 
     def model_text(self) -> str:
         """What a provider shows the model: the message, then the rendered value.
@@ -97,6 +99,8 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         """
         if self.exclude_value_from_context or self.value is None:
             return self.message
+        if type(self.value) not in _CHECKED and getattr(self, "_rendered", None) is None:
+            _check_render(type(self.value))  # built by hand: the executor has not checked it
         rendered = self.render()
         if not rendered:
             return self.message
@@ -141,10 +145,20 @@ def _kind(value: object) -> str:
 
 
 def render_value(value: Any, contract: Contract[Any] | None = None) -> str:
-    """Render a result value: ``""`` for ``None``, ``render()`` when defined, else JSON.
+    """Render a result value for a model: ``""`` for ``None``, ``render()`` when defined,
+    else JSON.
 
-    The JSON comes from ``contract`` when given, else from the value's own type.
+    The JSON comes from ``contract`` when given, else from the value's own type. A
+    dataclass or model value without ``render()`` is reported once per type, as a
+    warning that the model is shown its JSON.
     """
+    if value is not None and type(value) not in _CHECKED:  # the common case without a frame
+        _check_render(type(value))
+    return _value_text(value, contract)
+
+
+def _value_text(value: Any, contract: Contract[Any] | None) -> str:
+    """``render_value``'s text, without the check for a missing ``render()``."""
     if value is None:
         return ""
     # getattr, not isinstance on the runtime-checkable protocol: this is on the
@@ -155,8 +169,6 @@ def render_value(value: Any, contract: Contract[Any] | None = None) -> str:
         if not isinstance(text, str):
             raise TypeError(f"{type(value).__qualname__}.render() returned {type(text).__name__}")
         return text
-    if type(value) not in _CHECKED:  # the common case without a frame
-        _warn_missing_render(type(value))
     if contract is not None:
         return contract.dump_json(value, exclude_none=True)
     if isinstance(value, list | tuple):
@@ -169,7 +181,7 @@ _CHECKED: set[type[Any]] = set()
 _CHECKED_LOCK = threading.Lock()
 
 
-def _warn_missing_render(value_type: type[Any]) -> None:
+def _check_render(value_type: type[Any]) -> None:
     """Warn, once per type, that a dataclass or model value is shown to the model as JSON.
 
     Called only for a type not in ``_CHECKED`` yet: the caller tests that, without a lock.
@@ -180,6 +192,8 @@ def _warn_missing_render(value_type: type[Any]) -> None:
         _CHECKED.add(value_type)
     if not (is_dataclass(value_type) or issubclass(value_type, BaseModel)):
         return  # lists, strings, mappings: JSON is their only form
+    if callable(getattr(value_type, "render", None)):
+        return
     logger.warning(
         "result value type %s has no render() method, so the model sees it as JSON; "
         "define render(self) -> str on it to choose the text",
