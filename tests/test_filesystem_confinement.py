@@ -694,3 +694,23 @@ def test_writes_and_deletes_without_a_snapshot_journal_nothing(tmp_path: Path) -
     filesystem.remove_directory("d")
     held = {name: getattr(filesystem, name) for name in ("_journal", "_ours", "_held", "_touched")}
     assert held == {"_journal": [], "_ours": {}, "_held": {}, "_touched": set()}
+
+
+def test_rollback_of_a_deep_write_whose_middle_was_moved_out_touches_nothing_outside(
+    places: tuple[Path, Path],
+) -> None:
+    root, outside = places
+    filesystem = HostFilesystem(root)
+    token = filesystem.snapshot()
+    filesystem.write("a/" * 99 + "x.txt", "deep")
+    # Level 80 is past the directories the journal keeps open: found by ``..`` and path.
+    os.rename(root / ("a/" * 79 + "a"), outside / "moved")
+    with pytest.raises(FilesystemError) as raised:
+        filesystem.restore(token)
+    message = str(raised.value)
+    assert message.startswith(f"restore of HostFilesystem {filesystem.root!r} could not undo: ")
+    assert message.count("(its directory is gone or no longer reachable)") == 20
+    assert os.listdir(root) == []
+    moved = disk_tree(outside / "moved")
+    assert moved["a/" * 18 + "a/x.txt"] == b"deep"
+    assert len(moved) == 20

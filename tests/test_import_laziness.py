@@ -126,6 +126,7 @@ def test_a_resource_or_policy_name_loads_its_module_on_first_access() -> None:
         "wink.policy.decision",
         "wink.policy.sequential",
         "wink.policy.state",
+        "wink.resources._filesystem_paths",
         "wink.resources._filesystem_protocol",
         "wink.resources.filesystem",
     ]

@@ -32,7 +32,9 @@ class Filesystem(Protocol):
     """A filesystem confined to one root, addressed by POSIX paths.
 
     Relative paths are taken from the root; absolute paths must lie under
-    ``mount_point``. No path may escape the root.
+    ``mount_point``. No path may escape the root. wink's implementations also refuse
+    paths beyond ``MAX_PATH_BYTES``, ``MAX_NAME_BYTES`` and ``MAX_PATH_DEPTH`` (in
+    ``wink.resources.filesystem``) alike, so that a tool behaves the same on each.
     """
 
     @property

@@ -23,13 +23,22 @@ What ``HostFilesystem`` confines, and how:
   for a file or link also size and modification time) and puts back what the journal
   holds (bytes and mode, a link's target). Entries others made or changed meanwhile
   are kept. It works in the directories it changed, kept open (up to
-  ``_MAX_HELD_DIRECTORIES``; beyond, found by path and checked by identity), after
-  checking they are still below the root; what it cannot undo is named in a
-  ``FilesystemError`` raised after undoing everything else.
+  ``_MAX_HELD_DIRECTORIES``; beyond, reached through the directory it just worked in,
+  whose ``..`` a deep write's journal meets next, or found by path, and checked by
+  identity), after checking once per restore that each is still below the root;
+  what it cannot undo is named in a ``FilesystemError`` raised after undoing
+  everything else.
+
+Costs: every path meets the limits of ``wink.resources._filesystem_paths``
+(``MAX_PATH_BYTES``, ``MAX_NAME_BYTES``, ``MAX_PATH_DEPTH``) before any work, and
+each operation then costs time linear in its path: one descriptor per level, one
+copy of the walked path in the journal whatever the number of directories it made,
+and a rollback that reaches each directory once.
 
 Not confined: other processes (or handlers) using the disk directly; one operation
 whose open directory someone else moves out of the root meanwhile completes in it
-(``restore`` checks first; the window is between that check and the undo); between
+(``restore`` checks first; the window is between that check and the undo, which
+for a directory is its first use in that restore); between
 checking an entry and replacing or removing it, a concurrent writer inside the root
 can swap it; an entry someone else makes on a freed inode number with the same size
 and modification time (to the timestamp's granularity) may be taken for this
@@ -50,6 +59,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from wink.resources._filesystem_paths import (
+    MAX_NAME_BYTES,
+    MAX_PATH_BYTES,
+    MAX_PATH_DEPTH,
+    Mount,
+    shown,
+)
+from wink.resources._filesystem_paths import joined as _joined
 from wink.resources._filesystem_protocol import (
     FileNotFoundInFilesystemError,
     Filesystem,
@@ -57,56 +74,15 @@ from wink.resources._filesystem_protocol import (
 )
 
 __all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
+    "MAX_PATH_DEPTH",
     "FileNotFoundInFilesystemError",
     "Filesystem",
     "FilesystemError",
     "HostFilesystem",
     "InMemoryFilesystem",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class _Mount:
-    """Lexical path rules shared by both filesystems."""
-
-    point: str
-    parts: tuple[str, ...]
-
-    @classmethod
-    def at(cls, point: str) -> _Mount:
-        if not point.startswith("/"):
-            raise FilesystemError(f"mount point must be an absolute path: {point!r}")
-        parts = _resolve_segments(point, point)
-        return cls("/" + "/".join(parts), parts)
-
-    def relative(self, path: str) -> tuple[str, ...]:
-        """The segments of ``path`` below the root; refuses paths that leave it."""
-        if not path or "\x00" in path:
-            raise FilesystemError(f"invalid path: {path!r}")
-        parts = _resolve_segments(path, path)
-        if not path.startswith("/"):
-            return parts
-        if parts[: len(self.parts)] != self.parts:
-            raise FilesystemError(f"path {path!r} is outside the mount point {self.point!r}")
-        return parts[len(self.parts) :]
-
-
-def _resolve_segments(path: str, original: str) -> tuple[str, ...]:
-    parts: list[str] = []
-    for segment in path.split("/"):
-        if segment in ("", "."):
-            continue
-        if segment != "..":
-            parts.append(segment)
-        elif parts:
-            parts.pop()
-        else:
-            raise FilesystemError(f"path {original!r} escapes the filesystem root")
-    return tuple(parts)
-
-
-def _joined(parts: tuple[str, ...]) -> str:
-    return "/".join(parts) or "."
 
 
 # A directory maps names to files (their text) or to subdirectories. Directories
@@ -144,7 +120,7 @@ class InMemoryFilesystem:
 
     def __init__(self, mount_point: str = "/mnt", files: Mapping[str, str] | None = None) -> None:
         """A filesystem mounted at ``mount_point`` holding ``files`` (path -> text)."""
-        self._mount = _Mount.at(mount_point)
+        self._mount = Mount.at(mount_point)
         self._version = _MemorySnapshot(_EMPTY)
         # Writers replace the version after reading it; the lock keeps them from losing
         # each other's updates. Readers need no lock: the version is swapped atomically.
@@ -192,7 +168,7 @@ class InMemoryFilesystem:
                 raise FileNotFoundInFilesystemError(f"no such file: {path!r}")
             if not isinstance(node, str):
                 raise FilesystemError(f"is a directory, not a file: {path!r}")
-            self._version = _MemorySnapshot(_without_file(root, parts))
+            self._version = _MemorySnapshot(_without_file(root, parts, path))
 
     def snapshot(self) -> object:
         """An O(1) token of the current state, for ``restore``; the same token until the
@@ -230,30 +206,40 @@ def _lookup(root: _Directory, parts: tuple[str, ...]) -> _Node | None:
     return node
 
 
-def _with_file(
-    directory: _Directory, parts: tuple[str, ...], content: str, path: str
-) -> _Directory:
-    name, rest = parts[0], parts[1:]
-    child = directory.get(name)
-    if rest:
+def _with_file(root: _Directory, parts: tuple[str, ...], content: str, path: str) -> _Directory:
+    directories = _directories_on(root, parts, path)
+    last = directories[-1].get(parts[-1])
+    if last is not None and not isinstance(last, str):
+        raise FilesystemError(f"is a directory, not a file: {path!r}")
+    return _rebuilt(directories, parts, {**directories[-1], parts[-1]: content})
+
+
+def _without_file(root: _Directory, parts: tuple[str, ...], path: str) -> _Directory:
+    # The caller checked that ``parts`` names an existing file.
+    directories = _directories_on(root, parts, path)
+    name = parts[-1]
+    changed = {key: value for key, value in directories[-1].items() if key != name}
+    return _rebuilt(directories, parts, changed)
+
+
+def _directories_on(root: _Directory, parts: tuple[str, ...], path: str) -> list[_Directory]:
+    """The directories from ``root`` to the parent of ``parts``; missing ones are empty."""
+    directories = [root]
+    for name in parts[:-1]:
+        child = directories[-1].get(name, _EMPTY)
         if isinstance(child, str):
             raise FilesystemError(f"a parent of {path!r} is a file, not a directory")
-        new_child: _Node = _with_file(child or _EMPTY, rest, content, path)
-    elif child is not None and not isinstance(child, str):
-        raise FilesystemError(f"is a directory, not a file: {path!r}")
-    else:
-        new_child = content
-    return {**directory, name: new_child}
+        directories.append(child)
+    return directories
 
 
-def _without_file(directory: _Directory, parts: tuple[str, ...]) -> _Directory:
-    # The caller checked that ``parts`` names an existing file.
-    name, rest = parts[0], parts[1:]
-    if not rest:
-        return {key: value for key, value in directory.items() if key != name}
-    child = directory[name]
-    assert not isinstance(child, str)  # a parent of an existing file is a directory
-    return {**directory, name: _without_file(child, rest)}
+def _rebuilt(directories: list[_Directory], parts: tuple[str, ...], last: _Directory) -> _Directory:
+    """The new root once the last of ``directories`` becomes ``last``: a loop, not a
+    recursion, so a deep path needs no deep stack; every other directory is shared."""
+    changed = last
+    for depth in range(len(directories) - 2, -1, -1):
+        changed = {**directories[depth], parts[depth]: changed}
+    return changed
 
 
 # --- on the host ----------------------------------------------------------------------------
@@ -273,6 +259,9 @@ _NEEDED = (os.open, os.stat, os.mkdir, os.unlink, os.rmdir, os.rename, os.symlin
 _NEEDED_FLAGS = ("O_DIRECTORY", "O_NOFOLLOW", "O_NONBLOCK")
 _MAX_HELD_DIRECTORIES = 64
 """Directories a journal keeps open to undo its changes wherever they were moved."""
+_MAX_CLIMB = 4096
+"""Parents followed to check a directory is below the root: deeper than any path the
+kernel resolves, so a directory moved this deep anywhere counts as outside."""
 
 _Identity: TypeAlias = tuple[int, ...]
 """What an entry is, whatever name it has now: ``(st_dev, st_ino)`` for a directory;
@@ -302,11 +291,23 @@ _Prior: TypeAlias = "_PriorFile | _PriorLink | None"
 class _Change:
     """The first change, since a snapshot, of the entry ``name`` of one directory."""
 
-    parent: tuple[str, ...]
-    """The directory's path from the root when the change was made."""
+    names: tuple[str, ...]
+    """The path the operation walked, from the root; one tuple shared by every change the
+    operation journals, so a deep walk keeps one path, not one per directory it made."""
+    level: int
+    """Where the entry's name is in ``names``: its directory is ``names[:level]``."""
     directory: _Identity
-    name: str
     prior: _Prior
+
+    @property
+    def name(self) -> str:
+        """The changed entry's name in its directory."""
+        return self.names[self.level]
+
+    @property
+    def parent(self) -> tuple[str, ...]:
+        """The directory's path from the root when the change was made."""
+        return self.names[: self.level]
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -316,6 +317,60 @@ class _HostSnapshot:
     """Length of the owner's journal (counted from its start) when taken."""
     epoch: int
     """The owner's clock when taken: entries it made later are ``epoch`` greater."""
+
+
+class _Rollback:
+    """What one ``restore`` learns on its way, so that it reaches each directory once."""
+
+    __slots__ = ("inside", "last", "last_identity", "owned")
+
+    def __init__(self, inside: dict[_Identity, bool]) -> None:
+        self.inside = inside
+        """Directories found below the root (``True``) or not, by identity."""
+        self.last: int | None = None
+        """The directory the latest change was undone in: below the root, checked."""
+        self.last_identity: _Identity | None = None
+        self.owned = False
+        """Whether ``last`` is this rollback's to close (not one the journal holds)."""
+
+    def reached(self, directory: int, owned: bool, identity: _Identity) -> None:
+        """Keep ``directory`` (below the root) as the latest, taking it over if ``owned``."""
+        if directory == self.last:
+            return
+        self.close()
+        self.last, self.owned, self.last_identity = directory, owned, identity
+
+    def nearby(self, identity: _Identity, root: _Identity) -> int | None:
+        """A new descriptor of the directory ``identity`` if it is the latest one or its
+        parent, else ``None``; the caller still checks it is below the root.
+
+        The identity check makes sure it is the journal's directory, whatever was
+        renamed meanwhile.
+        """
+        if self.last is None or self.last_identity is None:
+            return None
+        try:
+            if identity == self.last_identity:
+                return os.dup(self.last)
+            if self.last_identity == root:
+                return None
+            parent = os.open("..", _DIRECTORY_FLAGS, dir_fd=self.last)
+        except OSError:
+            return None
+        try:
+            if _identity(os.fstat(parent)) == identity:
+                return parent
+        except OSError:
+            pass
+        os.close(parent)
+        return None
+
+    def close(self) -> None:
+        """Close the latest directory if it is this rollback's own."""
+        if self.last is not None and self.owned:
+            with contextlib.suppress(OSError):
+                os.close(self.last)
+        self.last, self.owned, self.last_identity = None, False, None
 
 
 class _NotDirectory(FilesystemError):
@@ -380,7 +435,7 @@ class HostFilesystem:
             raise FilesystemError(f"root is not a directory: {os.fspath(root)!r}") from None
         self._root = resolved
         self._root_identity = _identity(os.fstat(self._root_fd))
-        self._mount = _Mount.at(resolved)
+        self._mount = Mount.at(resolved)
         self._lock = threading.RLock()
         self._journal: builtins.list[_Change] = []
         self._journal_start = 0
@@ -538,11 +593,14 @@ class HostFilesystem:
             ours = {entry for entry, made in self._ours.items() if made > snapshot.epoch}
             put_back: dict[_Identity, int] = {}
             problems: builtins.list[str] = []
-            inside: dict[_Identity, bool] = {}
-            for change in reversed(self._journal[keep:]):
-                problem = self._undo(change, ours, snapshot.epoch, put_back, inside)
-                if problem is not None:
-                    problems.append(problem)
+            rollback = _Rollback({self._root_identity: True})
+            try:
+                for change in reversed(self._journal[keep:]):
+                    problem = self._undo(change, ours, snapshot.epoch, put_back, rollback)
+                    if problem is not None:
+                        problems.append(problem)
+            finally:
+                rollback.close()
             del self._journal[keep:]
             self._ours = {
                 entry: made for entry, made in self._ours.items() if made <= snapshot.epoch
@@ -599,9 +657,9 @@ class HostFilesystem:
         except OSError as error:  # out of descriptors, say
             raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
         try:
-            for depth in range(1, len(parts) + 1):
-                target = listing and depth == len(parts)
-                child = self._open_child(directory, parts[:depth], path, verb, create, target)
+            for level in range(len(parts)):
+                target = listing and level == len(parts) - 1
+                child = self._open_child(directory, parts, level, path, verb, create, target)
                 os.close(directory)
                 directory = child
         except BaseException:
@@ -612,20 +670,22 @@ class HostFilesystem:
     def _open_child(
         self,
         directory: int,
-        walked: tuple[str, ...],
+        parts: tuple[str, ...],
+        level: int,
         path: str,
         verb: str,
         create: bool,
         target: bool,
     ) -> int:
-        name = walked[-1]
+        """A new descriptor of the directory ``parts[level]`` of ``directory``."""
+        name = parts[level]
         try:
             return os.open(name, _DIRECTORY_FLAGS, dir_fd=directory)
         except FileNotFoundError:
             if not create:
                 raise FileNotFoundInFilesystemError(f"no such file: {path!r}") from None
         except OSError as error:
-            raise _refusal(directory, walked, path, verb, error, target) from None
+            raise _refusal(directory, parts[: level + 1], path, verb, error, target) from None
         made = False
         try:
             os.mkdir(name, dir_fd=directory)
@@ -635,11 +695,11 @@ class HostFilesystem:
         except OSError as error:
             raise FilesystemError(f"cannot {verb} {path!r}: {error.strerror}") from None
         if made:
-            self._journal_change(walked[:-1], directory, _identity(os.fstat(directory)), name, None)
+            self._journal_change(parts, level, directory, _identity(os.fstat(directory)), None)
         try:
             child = os.open(name, _DIRECTORY_FLAGS, dir_fd=directory)
         except OSError as error:
-            raise _refusal(directory, walked, path, verb, error, target) from None
+            raise _refusal(directory, parts[: level + 1], path, verb, error, target) from None
         if made:
             # Unless someone swapped another directory in between: then that one is
             # taken for this filesystem's (a window of two system calls, inside the root).
@@ -656,7 +716,7 @@ class HostFilesystem:
         if occupant is not None:
             _refuse_unless_regular(occupant, parts, path)
         if journaling:
-            self._journal_first_change(parts[:-1], directory, name, path, "write")
+            self._journal_first_change(parts, directory, path, "write")
         temporary = f".wink-{os.urandom(8).hex()}.tmp"
         try:
             descriptor = os.open(temporary, _CREATE_FLAGS, 0o666, dir_fd=directory)
@@ -691,7 +751,7 @@ class HostFilesystem:
         if not stat.S_ISLNK(occupant.st_mode):
             _refuse_unless_regular(occupant, parts, path)
         if journaling:
-            self._journal_first_change(parts[:-1], directory, name, path, "delete")
+            self._journal_first_change(parts, directory, path, "delete")
         try:
             os.unlink(name, dir_fd=directory)
         except FileNotFoundError:
@@ -708,25 +768,26 @@ class HostFilesystem:
         return bool(self._snapshots)
 
     def _journal_first_change(
-        self, parent: tuple[str, ...], directory: int, name: str, path: str, verb: str
+        self, parts: tuple[str, ...], directory: int, path: str, verb: str
     ) -> None:
-        """Journal what ``name`` holds now, if this is its first change since a snapshot."""
+        """Journal what the last name of ``parts`` holds now, in ``directory``, if this is
+        its first change since a snapshot."""
         identity = _identity(os.fstat(directory))
-        if (identity, name) in self._touched:
+        if (identity, parts[-1]) in self._touched:
             return
-        prior = _prior(directory, (*parent, name), path, verb, self._ours)
-        self._journal_change(parent, directory, identity, name, prior)
+        prior = _prior(directory, parts, path, verb, self._ours)
+        self._journal_change(parts, len(parts) - 1, directory, identity, prior)
 
     def _journal_change(
-        self, parent: tuple[str, ...], directory: int, identity: _Identity, name: str, prior: _Prior
+        self, names: tuple[str, ...], level: int, directory: int, identity: _Identity, prior: _Prior
     ) -> None:
         if not self._snapshots:
             return
-        self._touched.add((identity, name))
+        self._touched.add((identity, names[level]))
         if identity not in self._held and len(self._held) < _MAX_HELD_DIRECTORIES:
             with contextlib.suppress(OSError):  # not held: a restore finds it by path
                 self._held[identity] = os.dup(directory)
-        self._journal.append(_Change(parent, identity, name, prior))
+        self._journal.append(_Change(names, level, identity, prior))
 
     def _made(self, status: os.stat_result) -> None:
         if self._snapshots:
@@ -739,45 +800,50 @@ class HostFilesystem:
         ours: set[_Identity],
         since: int,
         put_back: dict[_Identity, int],
-        inside: dict[_Identity, bool],
+        rollback: _Rollback,
     ) -> str | None:
         """Undo ``change`` if what is there now is this filesystem's; or say why not."""
-        shown = _joined((*change.parent, change.name))
         try:
-            located = self._locate(change, inside)
+            located = self._locate(change, rollback)
         except OSError as error:
-            return f"{shown!r} ({error.strerror})"
+            return f"{_shown_change(change)} ({error.strerror})"
         if located is None:
             # Removed, so empty: an entry made in it is gone; one it held cannot come back.
-            return None if change.prior is None else f"{shown!r} (its directory was removed)"
+            if change.prior is None:
+                return None
+            return f"{_shown_change(change)} (its directory was removed)"
         if isinstance(located, str):
-            return f"{shown!r} ({located})"
+            return f"{_shown_change(change)} ({located})"
         directory, owned = located
+        rollback.reached(directory, owned, change.directory)
         try:
             _undo_in(directory, change, ours, since, put_back)
         except OSError as error:
-            return f"{shown!r} ({error.strerror})"
-        finally:
-            if owned:
-                os.close(directory)
+            return f"{_shown_change(change)} ({error.strerror})"
         return None
 
-    def _locate(
-        self, change: _Change, inside: dict[_Identity, bool]
-    ) -> tuple[int, bool] | str | None:
+    def _locate(self, change: _Change, rollback: _Rollback) -> tuple[int, bool] | str | None:
         """The change's directory (and whether to close it), why it cannot be reached, or
         ``None`` if it was removed."""
         held = self._held.get(change.directory)
         if held is not None:
             if os.fstat(held).st_nlink == 0:
                 return None
-            if change.directory not in inside:
-                inside[change.directory] = self._is_inside_root(held)
-            if inside[change.directory]:
+            if self._is_inside_root(held, rollback.inside):
                 return held, False
             return "its directory was moved out of the root"
+        # The journal is undone backwards, so the directories a deep write made are met
+        # deepest first: each is the parent of the one before, reached by its ``..``
+        # rather than by a walk from the root that would make a rollback quadratic. Its
+        # first check climbs to the root once; later ones find their parent noted.
+        near = rollback.nearby(change.directory, self._root_identity)
+        if near is not None:
+            if self._is_inside_root(near, rollback.inside):
+                return near, True
+            os.close(near)
+            return "its directory was moved out of the root"
         try:
-            directory = self._walk(change.parent, "/".join(change.parent), "restore", create=False)
+            directory = self._walk(change.parent, _joined(change.parent), "restore", create=False)
         except FilesystemError:
             return "its directory is gone or no longer reachable"
         if _identity(os.fstat(directory)) != change.directory:
@@ -785,26 +851,37 @@ class HostFilesystem:
             return "its directory was replaced"
         return directory, True
 
-    def _is_inside_root(self, directory: int) -> bool:
-        """Whether the open ``directory`` is (still) the root or below it, by its parents."""
+    def _is_inside_root(self, directory: int, inside: dict[_Identity, bool]) -> bool:
+        """Whether the open ``directory`` is (still) the root or below it, by its parents.
+
+        Every directory passed on the way up is noted in ``inside`` with the answer, and a
+        climb stops at one already noted: one rollback climbs each level at most once.
+        """
+        passed: builtins.list[_Identity] = []
+        answer = False
         current = os.dup(directory)
         try:
             below = _identity(os.fstat(current))
-            for _ in range(4096):  # deeper than any path the kernel resolves
-                if below == self._root_identity:
-                    return True
+            for _ in range(_MAX_CLIMB):
+                known = inside.get(below)
+                if known is not None:
+                    answer = known
+                    break
+                passed.append(below)
                 parent = os.open("..", _DIRECTORY_FLAGS, dir_fd=current)
                 os.close(current)
                 current = parent
                 above = _identity(os.fstat(current))
                 if above == below:  # the filesystem's root: the parent of itself
-                    return False
+                    break
                 below = above
-            return False
         except OSError:
-            return False  # removed meanwhile: it is no longer below the root
+            answer = False  # removed meanwhile: it is no longer below the root
         finally:
             os.close(current)
+        for identity in passed:
+            inside[identity] = answer
+        return answer
 
     def _snapshot_index(self, snapshot: _HostSnapshot) -> int:
         for index, reference in enumerate(self._snapshots):
@@ -1030,6 +1107,11 @@ def _identity(status: os.stat_result) -> _Identity:
     if stat.S_ISDIR(status.st_mode):
         return status.st_dev, status.st_ino
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def _shown_change(change: _Change) -> str:
+    """The changed entry's path, quoted for a message (built only when one is needed)."""
+    return shown(_joined(change.names[: change.level + 1]))
 
 
 def _unlink_quietly(directory: int, name: str) -> None:
