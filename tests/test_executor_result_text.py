@@ -1,10 +1,16 @@
-"""The text a successful call's result carries, however the handler built or kept it."""
+"""The text a successful call's result carries, however the handler built, kept or
+shared it: the executor returns a new result with its text and never changes the
+handler's own."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
 from wink.runtime import Session, ToolCall, ToolExecutor, ToolInvoked
@@ -16,6 +22,13 @@ class Count:
 
 
 @dataclass
+class Labelled(Count):
+    """A subclass of a declared result type: its own JSON has a field more."""
+
+    label: str = "x"
+
+
+@dataclass
 class Total:
     total: int
 
@@ -23,18 +36,9 @@ class Total:
         return f"total {self.total}"
 
 
-@dataclass
-class LabelledTotal(Total):
-    label: str = "x"
-
-
-IN_PLACE = sys.version_info < (3, 14)
-"""Whether this interpreter's reference counts let a result only the call holds take
-its text in place (elsewhere every result is copied, which is equal)."""
-
 built: list[int] = []
-kept: list[ToolResult[Total]] = []
-SHARED: ToolResult[Total] = ToolResult(message="shared", value=LabelledTotal(7, "seven"))
+kept: list[ToolResult[Count]] = []
+SHARED: ToolResult[Labelled] = ToolResult(message="shared", value=Labelled(7, "seven"))
 
 
 def fresh(params: Count, *, context: ToolContext) -> ToolResult[Total]:
@@ -44,12 +48,12 @@ def fresh(params: Count, *, context: ToolContext) -> ToolResult[Total]:
 
 
 def keeping(params: Count, *, context: ToolContext) -> ToolResult[Count]:
-    result = ToolResult(message="kept", value=Count(params.n))
-    kept.append(result)  # type: ignore[arg-type]  # only its text is looked at
+    result: ToolResult[Count] = ToolResult(message="kept", value=Labelled(params.n, "four"))
+    kept.append(result)
     return result
 
 
-def shared(params: Count, *, context: ToolContext) -> ToolResult[Total]:
+def shared(params: Count, *, context: ToolContext) -> ToolResult[Labelled]:
     return SHARED
 
 
@@ -57,7 +61,9 @@ def executor(session: Session | None = None) -> ToolExecutor:
     tools = [
         Tool[Count, Total](name="fresh", description="d", handler=fresh),
         Tool[Count, Count](name="keeping", description="d", handler=keeping),
-        Tool[Count, Total](name="shared", description="d", handler=shared),
+        # Two tools sharing one result, each rendering it through its own result type.
+        Tool[Count, Count](name="shared_count", description="d", handler=shared),
+        Tool[Count, Labelled](name="shared_labelled", description="d", handler=shared),
     ]
     template = PromptTemplate(
         ns="tests", key="result_text", sections=[MarkdownSection(title="T", tools=tools)]
@@ -65,43 +71,110 @@ def executor(session: Session | None = None) -> ToolExecutor:
     return ToolExecutor(prompt=Prompt(template), session=session or Session())
 
 
-def test_a_result_only_the_call_holds_is_returned_itself_with_its_text() -> None:
+def kept_and_shared_outcome() -> dict[str, Any]:
+    """Call the keeping tool, then both sharing tools; what each party renders after."""
+    kept.clear()
+    session = Session()
+    run = executor(session)
+    returned = [
+        run.execute(ToolCall(name, '{"n": 4}', name)).render()
+        for name in ("keeping", "shared_count", "shared_labelled")
+    ]
+    return {
+        "returned": returned,
+        "recorded": [[e.result.render(), e.rendered_output] for e in session[ToolInvoked]],
+        "kept": kept[0].render(),
+        "shared": SHARED.render(),
+    }
+
+
+EXPECTED_OUTCOME = {
+    "returned": ['{"n":4}', '{"n":7}', '{"n":7,"label":"seven"}'],
+    "recorded": [
+        ['{"n":4}', '{"n":4}'],
+        ['{"n":7}', '{"n":7}'],
+        ['{"n":7,"label":"seven"}', '{"n":7,"label":"seven"}'],
+    ],
+    # The handlers' own results render their whole values, as they did before the calls.
+    "kept": '{"n":4,"label":"four"}',
+    "shared": '{"n":7,"label":"seven"}',
+}
+
+
+def test_the_result_returned_is_a_new_one_carrying_the_rendered_text() -> None:
     built.clear()
     result = executor().execute(ToolCall("fresh", '{"n": 3}', "c1"))
-    assert (id(result) == built[0]) is IN_PLACE
+    assert id(result) != built[0]
+    assert result == ToolResult(message="fresh", value=Total(3))
     assert result.render() == "total 3"
     assert result.model_text() == "fresh\n\ntotal 3"
 
 
-def test_a_result_the_handler_keeps_is_copied_and_the_kept_one_is_unchanged() -> None:
+def test_a_result_the_handler_keeps_is_never_changed_and_renders_its_whole_value() -> None:
     kept.clear()
     session = Session()
     result = executor(session).execute(ToolCall("keeping", '{"n": 4}', "c1"))
     assert result is not kept[0]
     assert result == kept[0]
-    assert result.render() == '{"n":4}'
+    assert result.render() == '{"n":4}'  # through the declared type, Count
+    assert kept[0].render() == '{"n":4,"label":"four"}'
     # The kept result renders its value as it is now: no text was cached on it.
-    kept[0].value.n = 5  # type: ignore[union-attr]  # a Count
-    assert kept[0].render() == '{"n":5}'
+    kept[0].value.n = 5  # type: ignore[union-attr]  # a Labelled
+    assert kept[0].render() == '{"n":5,"label":"four"}'
     assert result.render() == '{"n":4}'
     assert session[ToolInvoked].latest().result is result  # type: ignore[union-attr]
 
 
+def test_a_result_shared_by_two_tools_gives_records_whose_result_and_text_agree() -> None:
+    assert kept_and_shared_outcome() == EXPECTED_OUTCOME
+
+
 def test_a_result_shared_between_calls_is_never_changed_and_each_call_has_its_text() -> None:
     run = executor()
-    first = run.execute(ToolCall("shared", '{"n": 1}', "c1"))
-    second = run.execute(ToolCall("shared", '{"n": 1}', "c2"))
+    first = run.execute(ToolCall("shared_labelled", '{"n": 1}', "c1"))
+    second = run.execute(ToolCall("shared_labelled", '{"n": 1}', "c2"))
     assert first is not SHARED and second is not SHARED and first is not second
-    assert first.render() == second.render() == "total 7"
+    assert first.render() == second.render() == '{"n":7,"label":"seven"}'
     # The shared result renders its value as it is now: no text was cached on it.
     value = SHARED.value
-    assert isinstance(value, Total)
-    value.total = 8
+    assert value is not None
+    value.n = 8
     try:
-        assert SHARED.render() == "total 8"
-        assert first.render() == "total 7"
+        assert SHARED.render() == '{"n":8,"label":"seven"}'
+        assert first.render() == '{"n":7,"label":"seven"}'
     finally:
-        value.total = 7
+        value.n = 7
+
+
+TRACED_RUN = """
+import json, sys
+
+def tracer(frame, event, arg):
+    # What a debugger stepping through an import, or a snooping tracer, does.
+    if "wink" in frame.f_code.co_filename:
+        frame.f_locals
+        return tracer
+    return None
+
+sys.path.insert(0, sys.argv[1])
+sys.settrace(tracer)
+import test_executor_result_text as scenario  # imports wink under the tracer
+sys.settrace(None)
+print(json.dumps(scenario.kept_and_shared_outcome()))
+"""
+
+
+def test_results_are_never_changed_when_wink_was_imported_under_a_tracer() -> None:
+    # A tracer that reads frames' locals while wink is imported holds extra references
+    # meanwhile: nothing the executor decides may depend on such counts.
+    completed = subprocess.run(
+        [sys.executable, "-c", TRACED_RUN, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert json.loads(completed.stdout) == EXPECTED_OUTCOME
 
 
 async def afresh(params: Count, *, context: ToolContext) -> ToolResult[Total]:
@@ -110,7 +183,7 @@ async def afresh(params: Count, *, context: ToolContext) -> ToolResult[Total]:
     return result
 
 
-def test_an_awaited_result_only_the_call_holds_is_returned_itself_with_its_text() -> None:
+def test_an_awaited_result_is_returned_as_a_new_one_carrying_its_text() -> None:
     built.clear()
     tool = Tool[Count, Total](name="afresh", description="d", handler=afresh)
     template = PromptTemplate(
@@ -118,5 +191,5 @@ def test_an_awaited_result_only_the_call_holds_is_returned_itself_with_its_text(
     )
     run = ToolExecutor(prompt=Prompt(template), session=Session())
     result = asyncio.run(run.aexecute(ToolCall("afresh", '{"n": 6}', "c1")))
-    assert (id(result) == built[0]) is IN_PLACE
+    assert id(result) != built[0]
     assert result.render() == "total 6"

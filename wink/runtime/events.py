@@ -61,66 +61,6 @@ class ToolInvoked:
         return self.finished_at - self.started_at
 
 
-_FIELDS = (
-    "prompt_name",
-    "name",
-    "call_id",
-    "params",
-    "arguments",
-    "result",
-    "rendered_output",
-    "started_at",
-    "finished_at",
-    "denied",
-    "rolled_back",
-)
-
-
-class _Unfrozen:
-    """``ToolInvoked``'s exact layout (the same slots, in order) with plain attribute
-    stores: an event is filled in as one of these, then made a ``ToolInvoked``."""
-
-    __slots__ = _FIELDS  # ToolInvoked's fields in order, or setting the class would fail
-
-
-def _tool_invoked(
-    prompt_name: str,
-    name: RawText,
-    call_id: RawText | None,
-    params: Any,
-    arguments: RawArguments,
-    result: ToolResult[Any],
-    rendered_output: RawText,
-    started_at: datetime,
-    finished_at: datetime,
-    denied: bool,
-    rolled_back: bool,
-) -> ToolInvoked:
-    """``ToolInvoked(...)`` with every field given: the executor's way (under a quarter
-    of the cost of the frozen dataclass's ``__init__``, which has nothing more to check).
-
-    Its slots are stored through a class of the same layout, whose stores are plain,
-    and then the object's class is set: the result is a ``ToolInvoked`` in every way.
-    """
-    event: Any = _new(_Unfrozen)  # its slots are named only at run time
-    event.prompt_name = prompt_name
-    event.name = name
-    event.call_id = call_id
-    event.params = params
-    event.arguments = arguments
-    event.result = result
-    event.rendered_output = rendered_output
-    event.started_at = started_at
-    event.finished_at = finished_at
-    event.denied = denied
-    event.rolled_back = rolled_back
-    event.__class__ = ToolInvoked  # the same layout: allowed, and nothing else changes
-    return event  # type: ignore[no-any-return]  # a ToolInvoked now
-
-
-_new = object.__new__
-
-
 def recorded_call(document: Mapping[str, Any]) -> ToolCall:
     """The call a ``ToolInvoked``'s JSON form records, its escaped raw values read back.
 

@@ -21,7 +21,16 @@ handler's own sub-calls, on its thread or on threads running in its context,
 never wait for it. A wait that would deadlock fails the call that would close the
 cycle instead.
 
-Async: a call is a few plain phases (``_prepare``, the handler, ``_finished``);
+Where each step lives: this module holds the drivers, which take the turns and
+run a call's steps in order, blocking or awaiting; ``_admission`` the steps before
+the handler (look-up, parsing, policies, limits); ``_transaction`` saving the state,
+running the handler, and committing its result or rolling back; ``_recording`` the
+``ToolInvoked`` every call ends with, and the call's telemetry span. Each module's
+steps are methods of a class that the next one builds on (``_Recording``, then
+``_Transaction``, then ``_Admission``, then ``ToolExecutor``), over the fields
+declared in ``_executor_state``.
+
+Async: a call is a few plain steps (``_prepare``, the handler, ``_finished``);
 ``execute`` runs them blocking (``_take_turn``) and ``aexecute`` awaiting
 (``_atake_turn``). The two differ only in waiting for a turn and invoking the
 handler, so both share every other step, failure and rollback.
@@ -33,45 +42,31 @@ once all are done; the others run alone, in order.
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import functools
-import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wink import telemetry
-from wink._error_text import describe_error, error_message, safe_repr, type_label
-from wink._lazy_logging import LazyLogger
-from wink.contract import ContractViolation, describe_problems, type_name
-from wink.contract.instances import conforms, declared_class, plain_class
-from wink.errors import (
-    DeadlineExceededError,
-    PromptEvaluationError,
-    PromptValidationError,
-    VisibilityExpansionRequired,
-)
-from wink.policy.decision import PolicyDecision, ToolPolicy
-from wink.prompt import Prompt, RenderedPrompt, ToolBinding
-from wink.resources import ResourceRegistry, Snapshotable, ToolCallScope
+from wink._error_text import describe_error, safe_repr, type_label
+from wink.prompt import Prompt, RenderedPrompt
+from wink.resources import Snapshotable
+from wink.runtime._admission import _Admission, _Plan, _plan_of, _validate_policies
+from wink.runtime._executor_state import _ExecutorState
+from wink.runtime._transaction import _ainvoke, _invoke, _Prepared, _Saved
 from wink.runtime._turns import (
     CallLock,
     CallTree,
     TurnRefused,
     current_call_tree,
-    lock_of,
     reset_call_tree,
     set_call_tree,
 )
-from wink.runtime.budget import BudgetExceededError, BudgetTracker
+from wink.runtime.budget import BudgetTracker
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
-from wink.runtime.events import ToolInvoked, _tool_invoked
+from wink.runtime.events import ToolInvoked
 from wink.runtime.session import Session
-from wink.runtime.snapshot import Snapshot
-from wink.tools import Tool, ToolContext, ToolResult
-from wink.tools.result import _set_rendered, render_value
+from wink.tools import ToolContext, ToolResult
 
 if TYPE_CHECKING:
     # Imported at run time only where a call awaits: a program that only calls
@@ -82,46 +77,11 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolExecutor"]
 
-logger = LazyLogger(__name__)
-
-_PROPAGATED = (
-    VisibilityExpansionRequired,
-    PromptEvaluationError,
-    DeadlineExceededError,
-    BudgetExceededError,
-)
-
 DEFAULT_TURN_TIMEOUT = 10.0
 """Seconds a call waits for another call tree's turn before it fails (``turn_timeout``)."""
 
-_Saved = tuple[Snapshot, Sequence[tuple[Snapshotable, object]]]
-_Resources = ResourceRegistry | ToolCallScope
-_Broken = list[tuple[object, BaseException]]
 
-
-class _CannotStart(Exception):
-    """The call could not be prepared (a snapshot failed, a wait would deadlock)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What ``execute`` needs for one tool, resolved once per executor."""
-
-    tool: Tool[Any, Any]
-    parse: Callable[[Any], Any]
-    policies: tuple[ToolPolicy, ...]
-    result_class: type[Any] | None
-    """The declared result type when it is a plain class: then checks are ``isinstance``."""
-    overlaps: bool
-    """Whether its calls may overlap with others of a turn (a handler, not sequential,
-    no policy)."""
-    plain: bool
-    """Whether it has a handler and the handler is a plain (not async) function."""
-    awaitable: bool
-    """Whether ``aexecute`` may run it inline: it has a handler, async or not in a thread."""
-
-
-class ToolExecutor:
+class ToolExecutor(_Admission):
     """Runs tool calls for one prompt and session (``execute``, ``aexecute``, and a model
     turn's calls with ``aexecute_all``/``execute_all``); never aborts for a tool failure.
 
@@ -133,26 +93,7 @@ class ToolExecutor:
     propagate. Whatever leaves, the state is restored and the call recorded first.
     """
 
-    __slots__ = (
-        "_adapter",
-        "_available",
-        "_budget_tracker",
-        "_clock",
-        "_context",
-        "_deadline",
-        "_direct",
-        "_heartbeat",
-        "_locks",
-        "_plans",
-        "_prompt",
-        "_prompt_name",
-        "_raise_handler_errors",
-        "_rendered",
-        "_resources",
-        "_scoped",
-        "_session",
-        "_turn_timeout",
-    )
+    __slots__ = ()
 
     def __init__(
         self,
@@ -234,9 +175,7 @@ class ToolExecutor:
         tracer = telemetry.tracer()
         if tracer is None:
             return self._take_turn(call)
-        plan = self._plans.get(call.name)
-        tool = None if plan is None else plan.tool
-        with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
+        with self._span(tracer, call) as span:
             result = self._take_turn(call)
             span.finish(result)
             return result
@@ -252,9 +191,7 @@ class ToolExecutor:
         tracer = telemetry.tracer()
         if tracer is None:
             return await self._atake_turn(call)
-        plan = self._plans.get(call.name)
-        tool = None if plan is None else plan.tool
-        with telemetry.tool_call_span(tracer, call, tool, self._prompt.name) as span:
+        with self._span(tracer, call) as span:
             result = await self._atake_turn(call)
             span.finish(result)
             return result
@@ -356,7 +293,7 @@ class ToolExecutor:
     def _on(self, fork: Session) -> ToolExecutor:
         """This executor, working on ``fork`` (a copy of its session) instead."""
         clone: ToolExecutor = object.__new__(ToolExecutor)
-        for name in ToolExecutor.__slots__:
+        for name in _ExecutorState.__slots__:
             setattr(clone, name, getattr(self, name))
         clone._session = fork
         clone._locks = None
@@ -420,6 +357,8 @@ class ToolExecutor:
 
     def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
         """``execute`` without its tracing check: the call, blocking where it waits."""
+        # ``_atake_turn`` is its twin: the two differ only where they wait (for a turn,
+        # for the handler), which one thread cannot do both ways.
         started_at = self._clock()
         # The running call's tree (this is a sub-call), or a new one for a top-level call.
         tree = current_call_tree()
@@ -497,52 +436,14 @@ class ToolExecutor:
         self._record_failure(call, None, message, started_at)
         raise error
 
-    def _prepare(
-        self, tree: CallTree, call: ToolCall, started_at: datetime
-    ) -> _Prepared | ToolResult[Any]:
-        """Everything before the handler runs: the call ready to run, or its recorded
-        failure (unknown tool, invalid arguments, a refused start, a policy's denial)."""
-        plan = self._plans.get(call.name)
-        if plan is None:
-            message = f"Unknown tool {safe_repr(call.name)}. Available tools: {self._available}."
-            return self._record_failure(call, None, message, started_at)
-        try:
-            params = plan.parse(call.arguments)
-        except BaseException as error:
-            return self._unparsed(call, error, started_at)
-        registry = self._resources
-        if not self._scoped:
-            context = self._context
-            if context is None:
-                context = self._context = self._new_context(registry)
-            prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
-            # Nothing to close on the way out: no build record, no call scope.
-            outcome = self._saved_and_allowed(prepared)
-            return prepared if outcome is None else outcome
-        return self._prepare_scoped(tree, plan, params, call, started_at)
-
-    def _unparsed(
-        self, call: ToolCall, error: BaseException, started_at: datetime
-    ) -> ToolResult[Any]:
-        """Record a call whose arguments could not be parsed; an interruption (from a
-        validator of the params type) is re-raised."""
-        if isinstance(error, ContractViolation):
-            problems = describe_problems(error.problems)
-            message = f"Invalid arguments for tool {call.name!r}:\n{problems}"
-            return self._record_failure(call, None, message, started_at)
-        if isinstance(error, Exception):  # e.g. a decoded mapping holding values JSON cannot carry
-            message = f"Invalid arguments for tool {call.name!r}: {describe_error(error)}"
-            return self._record_failure(call, None, message, started_at)
-        message = f"Tool {call.name!r} was interrupted by {describe_error(error)}"
-        self._record_failure(call, None, message, started_at)
-        raise error
-
     def _run_direct(
         self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
     ) -> ToolResult[Any]:
         """A call of a plain handler on an executor that builds nothing per call and has
         no limit to check: ``_prepare``, ``_invoke`` and ``_finished`` written out as one
         phase, with a ``_Prepared`` built only when a failure path needs it."""
+        # Kept for speed: on bench_executor's plain call it saves about 0.4 us of 10
+        # (3-4%); the conftest's ``executor_path`` fixture runs tests both ways.
         ready = self._direct_ready(plan, tree, call, started_at)
         if isinstance(ready, ToolResult):
             return ready  # the recorded failure
@@ -570,6 +471,8 @@ class ToolExecutor:
     ) -> ToolResult[Any]:
         """``_run_direct``'s twin for ``aexecute``: an async handler is awaited, a plain one
         (not ``in_thread``) runs inline."""
+        # Kept for speed: an ``aexecute`` of a plain handler costs about 18% less than
+        # through ``_prepare`` and ``_finished`` (an async handler's, about 4% less).
         ready = self._direct_ready(plan, tree, call, started_at)
         if isinstance(ready, ToolResult):
             return ready  # the recorded failure
@@ -594,23 +497,6 @@ class ToolExecutor:
             return self._denied(prepared, refusal)
         return self._fail(prepared, outcome, render=True)
 
-    def _direct_ready(
-        self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
-    ) -> tuple[Any, ToolContext, _Saved] | ToolResult[Any]:
-        """A direct call's parsed params, context and saved state; or its recorded failure."""
-        try:
-            params = plan.parse(call.arguments)
-        except BaseException as error:
-            return self._unparsed(call, error, started_at)
-        context = self._context
-        if context is None:
-            context = self._context = self._new_context(self._resources)
-        try:
-            saved = self._save(self._resources, tree)
-        except BaseException as error:
-            return self._unsaved(plan.tool, call, params, error, started_at)
-        return params, context, saved
-
     def _direct_prepared(
         self,
         plan: _Plan,
@@ -626,487 +512,6 @@ class ToolExecutor:
         prepared.saved = saved
         return prepared
 
-    def _prepare_scoped(
-        self, tree: CallTree, plan: _Plan, params: Any, call: ToolCall, started_at: datetime
-    ) -> _Prepared | ToolResult[Any]:
-        """``_prepare`` for resources built on first use or scoped to the call, which
-        take their turns when built, and a context of the call's own."""
-        registry = self._resources
-
-        def guard(built: Snapshotable) -> None:
-            # A snapshotable built during the call takes its turn like the others.
-            tree.acquire(lock_of(built), self._turn_timeout)
-
-        mark = registry.open_build_mark(guard) if registry.lazy_singletons else 0
-        scope: ToolCallScope | None = None
-        try:
-            if registry.needs_call_scope:
-                scope = registry.tool_call_scope(guard)
-            resources: _Resources = registry if scope is None else scope
-            context = self._context if scope is None else None
-            if context is None:
-                context = self._new_context(resources)
-                if scope is None:
-                    self._context = context
-        except BaseException:
-            _close(registry, scope, call.name)
-            raise
-        prepared = _Prepared(plan, params, context, resources, scope, mark, tree, call, started_at)
-        return self._admit(prepared)
-
-    def _new_context(self, resources: _Resources) -> ToolContext:
-        return ToolContext(
-            prompt=self._prompt,
-            rendered_prompt=self._rendered,
-            adapter=self._adapter,
-            session=self._session,
-            deadline=self._deadline,
-            budget_tracker=self._budget_tracker,
-            resources=resources,
-            heartbeat=self._heartbeat,
-        )
-
-    def _admit(self, prepared: _Prepared) -> _Prepared | ToolResult[Any]:
-        """Save the state, then ask the policies: ``prepared`` when the handler may run,
-        else the recorded failure (the call's resources then closed)."""
-        try:
-            outcome = self._saved_and_allowed(prepared)
-        except BaseException:
-            _close(self._resources, prepared.scope, prepared.call.name)
-            raise
-        if outcome is not None:
-            _close(self._resources, prepared.scope, prepared.call.name)
-            return outcome
-        return prepared
-
-    def _saved_and_allowed(self, prepared: _Prepared) -> ToolResult[Any] | None:
-        plan, call, params, started_at = (
-            prepared.plan,
-            prepared.call,
-            prepared.params,
-            prepared.started_at,
-        )
-        tool = plan.tool
-        if tool.handler is None:
-            message = f"Tool {tool.name!r} has no handler; it cannot be called."
-            return self._record_failure(call, params, message, started_at)
-        # Saved before the policies run: a policy that changes state and then denies
-        # (or raises) leaves nothing behind either.
-        try:
-            prepared.saved = self._save(prepared.resources, prepared.tree)
-        except BaseException as error:
-            return self._unsaved(tool, call, params, error, started_at)
-        if not plan.policies and self._deadline is None and self._budget_tracker is None:
-            return None
-        try:
-            refusal = self._refusal(plan, params, prepared.context)
-        except BaseException as error:
-            return self._on_error(prepared, error)
-        if refusal is None:
-            return None
-        return self._denied(prepared, refusal)
-
-    def _unsaved(
-        self,
-        tool: Tool[Any, Any],
-        call: ToolCall,
-        params: Any,
-        error: BaseException,
-        started_at: datetime,
-    ) -> ToolResult[Any]:
-        """Record a call whose state could not be saved (nothing changed); an
-        interruption is re-raised."""
-        if isinstance(error, _CannotStart):
-            message = f"Tool {tool.name!r} could not start: {error}"
-            return self._record_failure(call, params, message, started_at)
-        self._record_failure(call, params, _interrupted(tool, error), started_at)
-        raise error
-
-    def _denied(self, prepared: _Prepared, refusal: str) -> ToolResult[Any]:
-        """Roll back and record a call a policy (or a limit) refused."""
-        telemetry.add_event(telemetry.DENIED, {"wink.reason": refusal})
-        denial: ToolResult[Any] = ToolResult.error(refusal)
-        return self._fail(prepared, denial, denied=True)
-
-    def _finished(
-        self, prepared: _Prepared, returned: object = None, *, error: BaseException | None = None
-    ) -> ToolResult[Any]:
-        """The handler returned ``returned`` or raised ``error``: commit, or roll back and
-        record why not; then close the call's resources."""
-        try:
-            if error is not None:
-                return self._on_error(prepared, error)
-            return self._returned(prepared, returned)
-        finally:
-            if self._scoped:
-                _close(self._resources, prepared.scope, prepared.call.name)
-
-    def _returned(self, prepared: _Prepared, returned: object) -> ToolResult[Any]:
-        """The handler returned ``returned``: commit it, or roll back and record why not."""
-        try:
-            if self._deadline is not None or self._budget_tracker is not None:
-                self._check_limits(f"tool {prepared.plan.tool.name!r} returned")
-            outcome, committed = self._commit(
-                prepared.plan,
-                prepared.call,
-                prepared.params,
-                prepared.context,
-                prepared.scope,
-                prepared.started_at,
-                returned,
-            )
-        except BaseException as error:
-            return self._on_error(prepared, error)
-        if committed:
-            return outcome
-        return self._fail(prepared, outcome, render=True)
-
-    def _on_error(self, prepared: _Prepared, error: BaseException) -> ToolResult[Any]:
-        """Roll back and record a call that raised ``error`` (in a policy, a limit check,
-        the handler or while applying its result); re-raise what must stop the evaluation."""
-        tool = prepared.plan.tool
-        if isinstance(error, VisibilityExpansionRequired | PromptEvaluationError):
-            self._fail(prepared, ToolResult.error(_raised(tool, error)))
-            raise error
-        if isinstance(error, DeadlineExceededError | BudgetExceededError):
-            message = (
-                f"Tool {prepared.call.name!r} was stopped: "
-                f"{error_message(error) or type_label(error)}"
-            )
-            self._fail(prepared, ToolResult.error(message))
-            raise PromptEvaluationError(message) from error
-        if isinstance(error, _WrongReturn):
-            self._fail(prepared, ToolResult.error(str(error)))
-            raise TypeError(str(error)) from None
-        if isinstance(error, _NeedsAwait):
-            self._fail(prepared, ToolResult.error(str(error)))
-            raise RuntimeError(str(error)) from None
-        if isinstance(error, Exception):
-            # A bug in the handler: the model is told, and so is the developer.
-            logger.warning("tool %r raised", tool.name, exc_info=error)
-            telemetry.note_error(error)
-            failure: ToolResult[Any] = ToolResult.error(_raised(tool, error))
-            if self._raise_handler_errors:
-                self._fail(prepared, failure)
-                raise error
-            return self._fail(prepared, failure, render=True)
-        interrupted: ToolResult[Any] = ToolResult.error(_interrupted(tool, error))
-        # The interruption goes first; a broken resource was logged.
-        with contextlib.suppress(PromptEvaluationError):
-            self._fail(prepared, interrupted)
-        raise error
-
-    def _commit(
-        self,
-        plan: _Plan,
-        call: ToolCall,
-        params: Any,
-        context: ToolContext,
-        scope: ToolCallScope | None,
-        started_at: datetime,
-        returned: object,
-    ) -> tuple[ToolResult[Any], bool]:
-        """Record a successful result and return it rendered, with ``True``; or the
-        failure to return, with ``False``.
-
-        The value must be of the tool's declared result type; it is rendered through
-        the tool's result contract, so a subclass instance shows the declared fields.
-        """
-        tool = plan.tool
-        if not isinstance(returned, ToolResult):
-            message = f"Tool {tool.name!r} returned {type_label(returned)}, not a ToolResult."
-            logger.warning("%s", message)
-            if self._raise_handler_errors:
-                raise _WrongReturn(message)
-            return ToolResult.error(message), False
-        if not returned.success:
-            return returned, False
-        value = returned.value
-        declared = plan.result_class
-        if value is not None and declared is not None and isinstance(value, declared):
-            value_type: type[Any] | None = declared  # ``_value_type``'s common case
-        else:
-            value_type = _value_type(plan, value)
-            if value_type is _NONCONFORMING:
-                message = (
-                    f"Tool {tool.name!r} returned {type_label(value)}, expected "
-                    f"{type_name(tool.result_type)}"
-                )
-                return ToolResult.error(message), False
-        exact = type(returned) is ToolResult
-        try:
-            if exact:
-                text = render_value(value, tool.result_contract)
-            else:
-                text = returned.render_with(tool.result_contract)
-        except ContractViolation as violation:
-            message = (
-                f"Tool {tool.name!r} returned a value that does not match its result type "
-                f"{type_name(tool.result_type)}:\n{describe_problems(violation.problems)}"
-            )
-            return ToolResult.error(message), False
-        except _PROPAGATED:
-            raise
-        except Exception as error:
-            return _not_applied(tool, error), False
-        try:
-            # Kept with the result, so that providers need not render it again. A result
-            # that nothing but this call holds (see ``_UNSHARED``) takes the text itself.
-            if exact and _refcount(returned) <= _UNSHARED:
-                _set_rendered(returned, text)
-                result: ToolResult[Any] = returned
-            else:
-                result = returned.rendered_as(text)
-            for policy in plan.policies:
-                policy.on_result(tool, params, result, context=context)
-            if scope is not None:
-                # Closed before the call is recorded: a close that is interrupted
-                # (a BaseException) must not leave a success on record.
-                _close_scope(scope, call.name)
-            self._record(call, params, result, text, started_at, value_type)
-        except _PROPAGATED:
-            raise
-        except Exception as error:
-            return _not_applied(tool, error), False
-        return result, True
-
-    def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
-        """Why the call may not start (a denial), or ``None``; raises to stop the evaluation.
-
-        Fails closed: a policy that raises, or returns anything but a ``PolicyDecision``
-        whose ``allowed`` is ``True``, denies.
-        """
-        tool = plan.tool
-        for policy in plan.policies:
-            try:
-                decision = policy.check(tool, params, context=context)
-            except _PROPAGATED:
-                raise
-            except Exception as error:
-                name = _policy_name(policy)
-                logger.info("policy %s failed on tool %r", name, tool.name, exc_info=error)
-                return f"Policy {name} failed on tool {tool.name!r}: {describe_error(error)}"
-            if not isinstance(decision, PolicyDecision):
-                returned = "None" if decision is None else f"a {type_label(decision)}"
-                return (
-                    f"Tool {tool.name!r} was denied: policy {_policy_name(policy)} returned "
-                    f"{returned}, not a PolicyDecision."
-                )
-            if decision.allowed is not True:
-                reason = decision.reason
-                if isinstance(reason, str) and reason:
-                    return reason
-                return f"Policy {_policy_name(policy)} denied tool {tool.name!r}."
-        if self._deadline is not None or self._budget_tracker is not None:
-            self._check_limits(f"tool {tool.name!r} could start")
-        return None
-
-    def _check_limits(self, activity: str) -> None:
-        if self._deadline is not None:
-            self._deadline.check(activity)
-        if self._budget_tracker is not None:
-            self._budget_tracker.check()
-
-    def _save(self, resources: _Resources, tree: CallTree) -> _Saved:
-        """Take the resources' turns (for ``tree``), then snapshot them and the session."""
-        snapshotables = resources.snapshotables()
-        if not snapshotables:
-            return self._session.snapshot(), ()
-        cached = self._locks
-        # Taken already when the call started, unless something was built since.
-        if cached is None or cached[0] is not snapshotables:
-            try:
-                tree.acquire_all(self._locks_of(snapshotables), self._turn_timeout)
-            except TurnRefused as error:
-                raise _CannotStart(str(error)) from error
-        tokens: list[tuple[Snapshotable, object]] = []
-        for resource in snapshotables:
-            try:
-                tokens.append((resource, resource.snapshot()))
-            except Exception as error:
-                raise _CannotStart(
-                    f"snapshot() of resource {type_label(resource)} raised "
-                    f"{describe_error(error)}; nothing was changed"
-                ) from error
-        return self._session.snapshot(), tokens
-
-    def _locks_of(self, snapshotables: tuple[Snapshotable, ...]) -> list[CallLock]:
-        """The session's lock and those of ``snapshotables``."""
-        # The registry hands out the same tuple while nothing new is built: reuse its locks.
-        cached = self._locks
-        if cached is not None and cached[0] is snapshotables:
-            return cached[1]
-        locks = [self._session.call_lock, *(lock_of(resource) for resource in snapshotables)]
-        if snapshotables is self._resources.snapshotables():
-            self._locks = (snapshotables, locks)
-        return locks
-
-    def _rollback(self, prepared: _Prepared) -> _Broken:
-        """Restore everything that can be restored; return what could not be, and why."""
-        assert prepared.saved is not None  # saved before anything it restores could change
-        snapshot, tokens = prepared.saved
-        scope = prepared.scope
-        telemetry.add_event(telemetry.ROLLBACK)
-        registry = self._resources
-        built = registry.built_since(prepared.mark) if registry.lazy_singletons else []
-        if scope is not None:
-            built.extend(scope.built_during())
-        broken: _Broken = []
-        # Resources first built after the snapshot go back to their state right
-        # after construction; the others to their snapshot.
-        for resource, token in reversed([*tokens, *built]):
-            try:
-                resource.restore(token)
-            except BaseException as error:
-                broken.append((resource, error))
-        try:
-            # A failed call also undoes the slice declarations it made.
-            self._session.restore(snapshot, declarations=True)
-        except BaseException as error:
-            broken.append((self._session, error))
-        return broken
-
-    def _fail(
-        self,
-        prepared: _Prepared,
-        result: ToolResult[Any],
-        *,
-        render: bool = False,
-        denied: bool = False,
-    ) -> ToolResult[Any]:
-        """Roll back, record ``result`` as the call's failure (a policy's denial when
-        ``denied``, else a rolled-back failure), and return it.
-
-        When something could not be restored, raise ``PromptEvaluationError`` naming
-        it (its state is unknown), after recording the call; an interruption met on
-        the way is re-raised, also after recording.
-        """
-        call = prepared.call
-        broken = self._rollback(prepared)
-        interruptions = [error for _, error in broken if not isinstance(error, Exception)]
-        try:
-            rendered = _render_failure(result) if render else ""
-        except BaseException as error:  # only BaseExceptions leave _render_failure
-            interruptions.append(error)
-            rendered = ""
-        self._record(
-            call,
-            prepared.params,
-            result,
-            rendered,
-            prepared.started_at,
-            denied=denied,
-            rolled_back=not denied,
-        )
-        if interruptions:
-            raise interruptions[0]
-        if broken:
-            described = "; ".join(
-                f"{_what(target)}: restore() raised {describe_error(error)}"
-                for target, error in broken
-            )
-            message = (
-                f"Tool {call.name!r} failed and its changes could not all be rolled back "
-                f"({described}); that state is unknown, so the evaluation stops"
-            )
-            logger.error(message)
-            raise PromptEvaluationError(message) from broken[0][1]
-        return result
-
-    def _record_failure(
-        self, call: ToolCall, params: Any, message: str, started_at: datetime
-    ) -> ToolResult[Any]:
-        return self._record(call, params, ToolResult.error(message), "", started_at)
-
-    def _record(
-        self,
-        call: ToolCall,
-        params: Any,
-        result: ToolResult[Any],
-        rendered_output: str,
-        started_at: datetime,
-        value_type: type[Any] | None = None,
-        *,
-        denied: bool = False,
-        rolled_back: bool = False,
-    ) -> ToolResult[Any]:
-        event = _tool_invoked(
-            self._prompt_name,
-            call.name,
-            call.call_id,
-            params,
-            call.arguments,
-            result,
-            rendered_output,
-            started_at,
-            self._clock(),
-            denied,
-            rolled_back,
-        )
-        try:
-            self._session.dispatch(event, value_type=value_type)
-        except Exception:
-            if result.success:
-                raise  # the caller rolls the call back and records the failure
-            logger.warning("reducers failed on ToolInvoked for %r; kept unreduced", call.name)
-            self._session.append_event(event)
-        except BaseException:
-            if result.success:
-                raise  # the caller rolls the call back and records the failure
-            self._session.append_event(event)  # never lose the record, then stop
-            raise
-        return result
-
-
-class _WrongReturn(Exception):
-    """A handler returned no ``ToolResult`` and the executor raises handler errors."""
-
-
-class _NeedsAwait(Exception):
-    """``execute`` met an async tool while an event loop runs in its thread."""
-
-
-class _Prepared:
-    """A call ready for its handler: what the phases after it need."""
-
-    __slots__ = (
-        "call",
-        "context",
-        "mark",
-        "params",
-        "plan",
-        "resources",
-        "saved",
-        "scope",
-        "started_at",
-        "tree",
-    )
-
-    def __init__(
-        self,
-        plan: _Plan,
-        params: Any,
-        context: ToolContext,
-        resources: _Resources,
-        scope: ToolCallScope | None,
-        mark: int,
-        tree: CallTree,
-        call: ToolCall,
-        started_at: datetime,
-    ) -> None:
-        self.plan = plan
-        self.params = params
-        self.context = context
-        self.resources = resources
-        self.scope = scope
-        self.mark = mark
-        """Where the registry's record of singletons built during the call starts."""
-        self.tree = tree
-        self.call = call
-        self.started_at = started_at
-        self.saved: _Saved | None = None
-        """The snapshots a failure restores (taken before the policies run)."""
-
 
 async def _wait_for(tree: CallTree, locks: list[CallLock], timeout: float | None) -> None:
     """Wait until ``tree`` holds ``locks`` (another call tree has one).
@@ -1120,40 +525,6 @@ async def _wait_for(tree: CallTree, locks: list[CallLock], timeout: float | None
     await asyncio.to_thread(tree.acquire_all, locks, timeout)
 
 
-def _invoke(prepared: _Prepared) -> object:
-    """Call the handler and return what it returns (an async one run to completion on
-    an event loop of its own, when none runs in this thread)."""
-    tool = prepared.plan.tool
-    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
-    returned = handler(prepared.params, context=prepared.context)
-    if not tool.is_async:
-        return returned
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop in this thread: run the handler on one of its own
-        return asyncio.run(_awaited(returned))
-    returned.close()  # never started: nothing to undo
-    raise _NeedsAwait(
-        f"Tool {tool.name!r} is async and an event loop is running in this "
-        "thread, so execute() cannot wait for it; use await executor.aexecute(call) "
-        "(or await adapter.aevaluate(...))"
-    )
-
-
-async def _ainvoke(prepared: _Prepared) -> object:
-    """Await an async handler; run a sync one inline, or in a worker thread when its
-    tool says ``in_thread=True``."""
-    tool = prepared.plan.tool
-    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
-    if tool.is_async:
-        return await handler(prepared.params, context=prepared.context)
-    if tool.in_thread:
-        return await _in_thread(handler, prepared.params, context=prepared.context)
-    return handler(prepared.params, context=prepared.context)
-
-
 async def _settle(tasks: Sequence[asyncio.Future[ToolResult[Any]]]) -> None:
     """Wait until every task has finished, even when cancelled again meanwhile."""
     import asyncio
@@ -1161,202 +532,3 @@ async def _settle(tasks: Sequence[asyncio.Future[ToolResult[Any]]]) -> None:
     while not all(task.done() for task in tasks):
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait(tasks)
-
-
-async def _awaited(awaitable: Any) -> object:
-    return await awaitable
-
-
-async def _in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``function`` run in a worker thread in this context; when the awaiting task is
-    cancelled, the thread is still waited for (its work is not abandoned half done),
-    then the cancellation goes on."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    future = loop.run_in_executor(None, functools.partial(context.run, function, *args, **kwargs))
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        with contextlib.suppress(BaseException):
-            await _uncancellable(future)
-        raise
-
-
-async def _uncancellable(future: asyncio.Future[Any]) -> None:
-    import asyncio
-
-    while not future.done():
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            continue
-
-
-def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:
-    logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
-    return ToolResult.error(
-        f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
-        f"changes were rolled back: {describe_error(error)}"
-    )
-
-
-def _interrupted(tool: Tool[Any, Any], error: BaseException) -> str:
-    return f"Tool {tool.name!r} was interrupted by {describe_error(error)}; rolled back"
-
-
-def _policy_name(policy: object) -> str:
-    """The policy's name as shown in messages (quoted), even when ``name`` is broken."""
-    try:
-        name = policy.name  # type: ignore[attr-defined]  # any object may be passed as a policy
-    except Exception:
-        return f"<{type_label(policy)} whose name raised>"
-    return safe_repr(name)
-
-
-def _what(target: object) -> str:
-    """Names a restored target in a message: a resource by its class, or the session."""
-    if isinstance(target, Session):
-        return "the session"
-    return f"resource {type_label(target)}"
-
-
-def _close(registry: ResourceRegistry, scope: ToolCallScope | None, tool_name: str) -> None:
-    """End a call's use of its resources: the record of singletons built during it, and
-    the resources scoped to it (a no-op for those the call closed already)."""
-    if registry.lazy_singletons:
-        registry.close_build_mark()
-    if scope is not None:
-        _close_scope(scope, tool_name)
-
-
-def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
-    """Close the call's resources; a resource failing to close must not lose the result."""
-    try:
-        resources.close()
-    except Exception:
-        logger.warning("closing the resources of tool %r failed", tool_name, exc_info=True)
-
-
-def _plan_of(binding: ToolBinding) -> _Plan:
-    tool = binding.tool
-    # A policy attached at several levels is asked once.
-    unique = tuple({id(policy): policy for policy in binding.policies}.values())
-    for policy in unique:
-        if not isinstance(policy, ToolPolicy):
-            raise PromptValidationError(
-                f"tool {tool.name!r} (section {binding.section_path}): {safe_repr(policy)} is "
-                "not a ToolPolicy (it needs name, check(tool, params, *, context) and "
-                "on_result(tool, params, result, *, context))"
-            )
-    overlaps = tool.handler is not None and not tool.sequential and not unique
-    plain = tool.handler is not None and not tool.is_async
-    awaitable = tool.handler is not None and (tool.is_async or not tool.in_thread)
-    return _Plan(
-        tool,
-        tool.params_contract.parse,
-        unique,
-        plain_class(tool.result_type),
-        overlaps,
-        plain,
-        awaitable,
-    )
-
-
-_refcount = sys.getrefcount
-
-
-class _Probe:
-    """Stands for a handler's result on its way through ``_run_direct`` to ``_commit``."""
-
-    def commit(self, plan: object, call: object, returned: object) -> int:
-        return _refcount(returned)
-
-    def run(self) -> int:
-        returned = _Probe()
-        return self.commit(None, None, returned)
-
-
-# From 3.14, CPython may hold a local without counting it: a count could then
-# miss a holder, so there every result is copied.
-_UNSHARED = _Probe().run() if sys.version_info < (3, 14) else 0
-"""What ``sys.getrefcount`` says in ``_commit`` of a result that nothing but the call
-holds: ``_run_direct``'s variable, ``_commit``'s argument and the count's own. Measured
-the same way on this interpreter, since how arguments are held differs between
-versions. A handler's result with more references (kept by the handler, or met on a
-longer path) is copied rather than changed."""
-
-
-_NONCONFORMING: Any = object()  # what ``_value_type`` returns for a value of another type
-
-
-def _value_type(plan: _Plan, value: object) -> type[Any] | None:
-    """The declared class ``value`` is filed under (``None``: its own type, or no
-    value), or ``_NONCONFORMING`` when it is not of the declared result type."""
-    if value is None:
-        return None  # a success without a payload, whatever the declared type
-    declared = plan.result_class
-    if declared is not None:
-        return declared if isinstance(value, declared) else _NONCONFORMING
-    tp = plan.tool.result_type
-    return declared_class(value, tp) if conforms(value, tp) else _NONCONFORMING
-
-
-def _validate_policies(prompt: Prompt) -> None:
-    """Let each policy that has ``check_tools(tool_names, governed)`` check the prompt's tools.
-
-    Every policy of the template is asked, wherever it is attached. The names are
-    those of every tool the template declares, enabled or not: a policy may name a
-    tool that another render of the prompt enables. ``governed`` holds the tools whose
-    calls the policy is asked about: those of its sections and their children.
-    """
-    template = prompt.template
-    tool_names = frozenset(tool.name for tool in template.tools)
-    governed: dict[int, set[str]] = {}
-    for name in tool_names:
-        for policy in template.binding(name).policies:
-            governed.setdefault(id(policy), set()).add(name)
-    for policy, places in _attachments(prompt).values():
-        # Not ``validate``: pydantic models (a natural way to write a policy) have one.
-        check_tools = getattr(policy, "check_tools", None)
-        if not callable(check_tools):
-            continue
-        where = " and ".join(places)
-        try:
-            check_tools(tool_names, frozenset(governed.get(id(policy), ())))
-        except PromptValidationError as error:
-            raise PromptValidationError(
-                f"prompt {prompt.name!r}, policy attached to {where}: {error_message(error)}"
-            ) from None
-        except Exception as error:
-            raise PromptValidationError(
-                f"prompt {prompt.name!r}, policy attached to {where}: check_tools(tool_names, "
-                f"governed) failed: {describe_error(error)}"
-            ) from error
-
-
-def _attachments(prompt: Prompt) -> dict[int, tuple[Any, list[str]]]:
-    """Each distinct policy of the template, with where it is attached, in tree order."""
-    found: dict[int, tuple[Any, list[str]]] = {}
-    attached = [
-        *((node.section.policies, f"section {node.path_text}") for node in prompt.template.nodes),
-        (prompt.template.policies, "the prompt"),
-    ]
-    for policies, place in attached:
-        for policy in policies:
-            found.setdefault(id(policy), (policy, []))[1].append(place)
-    return found
-
-
-def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
-    return f"Tool {tool.name!r} raised {describe_error(error)}"
-
-
-def _render_failure(result: ToolResult[Any]) -> str:
-    """The text of a failed result's error payload; a broken ``render()`` gives ``""``."""
-    try:
-        return result.render()
-    except Exception:  # the failure itself is what the model must see
-        logger.info("rendering a failed result's value raised", exc_info=True)
-        return ""

@@ -116,27 +116,18 @@ class ToolResult(_RenderedText, Generic[ResultT]):
         return render_value(self.value, contract)
 
     def rendered_as(self, text: str) -> ToolResult[ResultT]:
-        """An equal result whose ``render()`` returns ``text`` (the executor's rendering)."""
+        """A new result, equal to this one, whose ``render()`` returns ``text`` (the
+        executor's rendering); this one is left as it is."""
         if type(self) is ToolResult:
-            # The fields were checked when this result was built: copied without
-            # ``__init__`` (far cheaper than ``replace``), as ``copy.copy`` would.
-            # Through the slots' own setters, cheaper than ``object.__setattr__`` by name.
-            copy: ToolResult[ResultT] = object.__new__(ToolResult)
-            _set_message(copy, self.message)
-            _set_value(copy, self.value)
-            _set_success(copy, self.success)
-            _set_excluded(copy, self.exclude_value_from_context)
+            # The constructor: far cheaper than ``replace``, which looks the fields up.
+            copy: ToolResult[ResultT] = ToolResult(
+                self.message, self.value, self.success, self.exclude_value_from_context
+            )
         else:
-            copy = replace(self)
-        _set_rendered(copy, text)  # not a field, so frozen does not cover it
+            copy = replace(self)  # a subclass may have fields of its own
+        # Not a field, so not an argument; the copy is new, so nothing else sees it change.
+        object.__setattr__(copy, "_rendered", text)
         return copy
-
-
-_set_message, _set_value, _set_success, _set_excluded = (
-    ToolResult.__dict__[field].__set__
-    for field in ("message", "value", "success", "exclude_value_from_context")
-)
-_set_rendered = _RenderedText.__dict__["_rendered"].__set__
 
 
 def _kind(value: object) -> str:

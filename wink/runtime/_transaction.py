@@ -1,0 +1,490 @@
+"""The transaction around a tool call's handler: save the state, run the handler,
+then commit its result or roll everything back.
+
+``_save`` takes the turns of the snapshotable resources and snapshots them and the
+session; ``_invoke``/``_ainvoke`` run the handler; ``_finished`` commits a result
+(``_commit``: checked against the declared result type, rendered through the result
+contract, shown to the policies, recorded) or rolls the call back and records why
+(``_on_error``, ``_fail``, ``_rollback``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from wink import telemetry
+from wink._error_text import describe_error, error_message, type_label
+from wink._lazy_logging import LazyLogger
+from wink.contract import ContractViolation, describe_problems, type_name
+from wink.contract.instances import conforms, declared_class
+from wink.errors import (
+    DeadlineExceededError,
+    PromptEvaluationError,
+    VisibilityExpansionRequired,
+)
+from wink.resources import ResourceRegistry, Snapshotable, ToolCallScope
+from wink.runtime._recording import _Recording, _render_failure
+from wink.runtime._turns import CallLock, CallTree, TurnRefused, lock_of
+from wink.runtime.budget import BudgetExceededError
+from wink.runtime.call import ToolCall
+from wink.runtime.session import Session
+from wink.runtime.snapshot import Snapshot
+from wink.tools import Tool, ToolContext, ToolResult
+from wink.tools.result import render_value
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from wink.runtime._admission import _Plan
+
+# The executor's steps log under the name of the module users know (and configure).
+logger = LazyLogger("wink.runtime.executor")
+
+_PROPAGATED = (
+    VisibilityExpansionRequired,
+    PromptEvaluationError,
+    DeadlineExceededError,
+    BudgetExceededError,
+)
+
+
+_Saved = tuple[Snapshot, Sequence[tuple[Snapshotable, object]]]
+
+_Resources = ResourceRegistry | ToolCallScope
+
+_Broken = list[tuple[object, BaseException]]
+
+
+class _CannotStart(Exception):
+    """The call could not be prepared (a snapshot failed, a wait would deadlock)."""
+
+
+class _WrongReturn(Exception):
+    """A handler returned no ``ToolResult`` and the executor raises handler errors."""
+
+
+class _NeedsAwait(Exception):
+    """``execute`` met an async tool while an event loop runs in its thread."""
+
+
+class _Prepared:
+    """A call ready for its handler: what the phases after it need."""
+
+    __slots__ = (
+        "call",
+        "context",
+        "mark",
+        "params",
+        "plan",
+        "resources",
+        "saved",
+        "scope",
+        "started_at",
+        "tree",
+    )
+
+    def __init__(
+        self,
+        plan: _Plan,
+        params: Any,
+        context: ToolContext,
+        resources: _Resources,
+        scope: ToolCallScope | None,
+        mark: int,
+        tree: CallTree,
+        call: ToolCall,
+        started_at: datetime,
+    ) -> None:
+        self.plan = plan
+        self.params = params
+        self.context = context
+        self.resources = resources
+        self.scope = scope
+        self.mark = mark
+        """Where the registry's record of singletons built during the call starts."""
+        self.tree = tree
+        self.call = call
+        self.started_at = started_at
+        self.saved: _Saved | None = None
+        """The snapshots a failure restores (taken before the policies run)."""
+
+
+class _Transaction(_Recording):
+    """The executor's steps from saving the state to committing or rolling back."""
+
+    __slots__ = ()
+
+    def _finished(
+        self, prepared: _Prepared, returned: object = None, *, error: BaseException | None = None
+    ) -> ToolResult[Any]:
+        """The handler returned ``returned`` or raised ``error``: commit, or roll back and
+        record why not; then close the call's resources."""
+        try:
+            if error is not None:
+                return self._on_error(prepared, error)
+            return self._returned(prepared, returned)
+        finally:
+            if self._scoped:
+                _close(self._resources, prepared.scope, prepared.call.name)
+
+    def _returned(self, prepared: _Prepared, returned: object) -> ToolResult[Any]:
+        """The handler returned ``returned``: commit it, or roll back and record why not."""
+        try:
+            if self._deadline is not None or self._budget_tracker is not None:
+                self._check_limits(f"tool {prepared.plan.tool.name!r} returned")
+            outcome, committed = self._commit(
+                prepared.plan,
+                prepared.call,
+                prepared.params,
+                prepared.context,
+                prepared.scope,
+                prepared.started_at,
+                returned,
+            )
+        except BaseException as error:
+            return self._on_error(prepared, error)
+        if committed:
+            return outcome
+        return self._fail(prepared, outcome, render=True)
+
+    def _on_error(self, prepared: _Prepared, error: BaseException) -> ToolResult[Any]:
+        """Roll back and record a call that raised ``error`` (in a policy, a limit check,
+        the handler or while applying its result); re-raise what must stop the evaluation."""
+        tool = prepared.plan.tool
+        if isinstance(error, VisibilityExpansionRequired | PromptEvaluationError):
+            self._fail(prepared, ToolResult.error(_raised(tool, error)))
+            raise error
+        if isinstance(error, DeadlineExceededError | BudgetExceededError):
+            message = (
+                f"Tool {prepared.call.name!r} was stopped: "
+                f"{error_message(error) or type_label(error)}"
+            )
+            self._fail(prepared, ToolResult.error(message))
+            raise PromptEvaluationError(message) from error
+        if isinstance(error, _WrongReturn):
+            self._fail(prepared, ToolResult.error(str(error)))
+            raise TypeError(str(error)) from None
+        if isinstance(error, _NeedsAwait):
+            self._fail(prepared, ToolResult.error(str(error)))
+            raise RuntimeError(str(error)) from None
+        if isinstance(error, Exception):
+            # A bug in the handler: the model is told, and so is the developer.
+            logger.warning("tool %r raised", tool.name, exc_info=error)
+            telemetry.note_error(error)
+            failure: ToolResult[Any] = ToolResult.error(_raised(tool, error))
+            if self._raise_handler_errors:
+                self._fail(prepared, failure)
+                raise error
+            return self._fail(prepared, failure, render=True)
+        interrupted: ToolResult[Any] = ToolResult.error(_interrupted(tool, error))
+        # The interruption goes first; a broken resource was logged.
+        with contextlib.suppress(PromptEvaluationError):
+            self._fail(prepared, interrupted)
+        raise error
+
+    def _commit(
+        self,
+        plan: _Plan,
+        call: ToolCall,
+        params: Any,
+        context: ToolContext,
+        scope: ToolCallScope | None,
+        started_at: datetime,
+        returned: object,
+    ) -> tuple[ToolResult[Any], bool]:
+        """Record a successful result and return it rendered, with ``True``; or the
+        failure to return, with ``False``.
+
+        The value must be of the tool's declared result type; it is rendered through
+        the tool's result contract, so a subclass instance shows the declared fields.
+        """
+        tool = plan.tool
+        if not isinstance(returned, ToolResult):
+            message = f"Tool {tool.name!r} returned {type_label(returned)}, not a ToolResult."
+            logger.warning("%s", message)
+            if self._raise_handler_errors:
+                raise _WrongReturn(message)
+            return ToolResult.error(message), False
+        if not returned.success:
+            return returned, False
+        value = returned.value
+        declared = plan.result_class
+        if value is not None and declared is not None and isinstance(value, declared):
+            value_type: type[Any] | None = declared  # ``_value_type``'s common case
+        else:
+            value_type = _value_type(plan, value)
+            if value_type is _NONCONFORMING:
+                message = (
+                    f"Tool {tool.name!r} returned {type_label(value)}, expected "
+                    f"{type_name(tool.result_type)}"
+                )
+                return ToolResult.error(message), False
+        exact = type(returned) is ToolResult
+        try:
+            if exact:
+                text = render_value(value, tool.result_contract)
+            else:
+                text = returned.render_with(tool.result_contract)
+        except ContractViolation as violation:
+            message = (
+                f"Tool {tool.name!r} returned a value that does not match its result type "
+                f"{type_name(tool.result_type)}:\n{describe_problems(violation.problems)}"
+            )
+            return ToolResult.error(message), False
+        except _PROPAGATED:
+            raise
+        except Exception as error:
+            return _not_applied(tool, error), False
+        try:
+            # A new result carrying the text, so that providers need not render it again;
+            # the handler's own is left as it is (the handler may keep it, or share it).
+            result = returned.rendered_as(text)
+            for policy in plan.policies:
+                policy.on_result(tool, params, result, context=context)
+            if scope is not None:
+                # Closed before the call is recorded: a close that is interrupted
+                # (a BaseException) must not leave a success on record.
+                _close_scope(scope, call.name)
+            self._record(call, params, result, text, started_at, value_type)
+        except _PROPAGATED:
+            raise
+        except Exception as error:
+            return _not_applied(tool, error), False
+        return result, True
+
+    def _check_limits(self, activity: str) -> None:
+        if self._deadline is not None:
+            self._deadline.check(activity)
+        if self._budget_tracker is not None:
+            self._budget_tracker.check()
+
+    def _save(self, resources: _Resources, tree: CallTree) -> _Saved:
+        """Take the resources' turns (for ``tree``), then snapshot them and the session."""
+        snapshotables = resources.snapshotables()
+        if not snapshotables:
+            return self._session.snapshot(), ()
+        cached = self._locks
+        # Taken already when the call started, unless something was built since.
+        if cached is None or cached[0] is not snapshotables:
+            try:
+                tree.acquire_all(self._locks_of(snapshotables), self._turn_timeout)
+            except TurnRefused as error:
+                raise _CannotStart(str(error)) from error
+        tokens: list[tuple[Snapshotable, object]] = []
+        for resource in snapshotables:
+            try:
+                tokens.append((resource, resource.snapshot()))
+            except Exception as error:
+                raise _CannotStart(
+                    f"snapshot() of resource {type_label(resource)} raised "
+                    f"{describe_error(error)}; nothing was changed"
+                ) from error
+        return self._session.snapshot(), tokens
+
+    def _locks_of(self, snapshotables: tuple[Snapshotable, ...]) -> list[CallLock]:
+        """The session's lock and those of ``snapshotables``."""
+        # The registry hands out the same tuple while nothing new is built: reuse its locks.
+        cached = self._locks
+        if cached is not None and cached[0] is snapshotables:
+            return cached[1]
+        locks = [self._session.call_lock, *(lock_of(resource) for resource in snapshotables)]
+        if snapshotables is self._resources.snapshotables():
+            self._locks = (snapshotables, locks)
+        return locks
+
+    def _rollback(self, prepared: _Prepared) -> _Broken:
+        """Restore everything that can be restored; return what could not be, and why."""
+        assert prepared.saved is not None  # saved before anything it restores could change
+        snapshot, tokens = prepared.saved
+        scope = prepared.scope
+        telemetry.add_event(telemetry.ROLLBACK)
+        registry = self._resources
+        built = registry.built_since(prepared.mark) if registry.lazy_singletons else []
+        if scope is not None:
+            built.extend(scope.built_during())
+        broken: _Broken = []
+        # Resources first built after the snapshot go back to their state right
+        # after construction; the others to their snapshot.
+        for resource, token in reversed([*tokens, *built]):
+            try:
+                resource.restore(token)
+            except BaseException as error:
+                broken.append((resource, error))
+        try:
+            # A failed call also undoes the slice declarations it made.
+            self._session.restore(snapshot, declarations=True)
+        except BaseException as error:
+            broken.append((self._session, error))
+        return broken
+
+    def _fail(
+        self,
+        prepared: _Prepared,
+        result: ToolResult[Any],
+        *,
+        render: bool = False,
+        denied: bool = False,
+    ) -> ToolResult[Any]:
+        """Roll back, record ``result`` as the call's failure (a policy's denial when
+        ``denied``, else a rolled-back failure), and return it.
+
+        When something could not be restored, raise ``PromptEvaluationError`` naming
+        it (its state is unknown), after recording the call; an interruption met on
+        the way is re-raised, also after recording.
+        """
+        call = prepared.call
+        broken = self._rollback(prepared)
+        interruptions = [error for _, error in broken if not isinstance(error, Exception)]
+        try:
+            rendered = _render_failure(result) if render else ""
+        except BaseException as error:  # only BaseExceptions leave _render_failure
+            interruptions.append(error)
+            rendered = ""
+        self._record(
+            call,
+            prepared.params,
+            result,
+            rendered,
+            prepared.started_at,
+            denied=denied,
+            rolled_back=not denied,
+        )
+        if interruptions:
+            raise interruptions[0]
+        if broken:
+            described = "; ".join(
+                f"{_what(target)}: restore() raised {describe_error(error)}"
+                for target, error in broken
+            )
+            message = (
+                f"Tool {call.name!r} failed and its changes could not all be rolled back "
+                f"({described}); that state is unknown, so the evaluation stops"
+            )
+            logger.error(message)
+            raise PromptEvaluationError(message) from broken[0][1]
+        return result
+
+
+def _invoke(prepared: _Prepared) -> object:
+    """Call the handler and return what it returns (an async one run to completion on
+    an event loop of its own, when none runs in this thread)."""
+    tool = prepared.plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
+    returned = handler(prepared.params, context=prepared.context)
+    if not tool.is_async:
+        return returned
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop in this thread: run the handler on one of its own
+        return asyncio.run(_awaited(returned))
+    returned.close()  # never started: nothing to undo
+    raise _NeedsAwait(
+        f"Tool {tool.name!r} is async and an event loop is running in this "
+        "thread, so execute() cannot wait for it; use await executor.aexecute(call) "
+        "(or await adapter.aevaluate(...))"
+    )
+
+
+async def _ainvoke(prepared: _Prepared) -> object:
+    """Await an async handler; run a sync one inline, or in a worker thread when its
+    tool says ``in_thread=True``."""
+    tool = prepared.plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
+    if tool.is_async:
+        return await handler(prepared.params, context=prepared.context)
+    if tool.in_thread:
+        return await _in_thread(handler, prepared.params, context=prepared.context)
+    return handler(prepared.params, context=prepared.context)
+
+
+async def _awaited(awaitable: Any) -> object:
+    return await awaitable
+
+
+async def _in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``function`` run in a worker thread in this context; when the awaiting task is
+    cancelled, the thread is still waited for (its work is not abandoned half done),
+    then the cancellation goes on."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    future = loop.run_in_executor(None, functools.partial(context.run, function, *args, **kwargs))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await _uncancellable(future)
+        raise
+
+
+async def _uncancellable(future: asyncio.Future[Any]) -> None:
+    import asyncio
+
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            continue
+
+
+def _not_applied(tool: Tool[Any, Any], error: Exception) -> ToolResult[Any]:
+    logger.info("applying the result of tool %r failed", tool.name, exc_info=error)
+    return ToolResult.error(
+        f"Tool {tool.name!r} succeeded but its result could not be applied, so its "
+        f"changes were rolled back: {describe_error(error)}"
+    )
+
+
+def _interrupted(tool: Tool[Any, Any], error: BaseException) -> str:
+    return f"Tool {tool.name!r} was interrupted by {describe_error(error)}; rolled back"
+
+
+def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
+    return f"Tool {tool.name!r} raised {describe_error(error)}"
+
+
+def _what(target: object) -> str:
+    """Names a restored target in a message: a resource by its class, or the session."""
+    if isinstance(target, Session):
+        return "the session"
+    return f"resource {type_label(target)}"
+
+
+def _close(registry: ResourceRegistry, scope: ToolCallScope | None, tool_name: str) -> None:
+    """End a call's use of its resources: the record of singletons built during it, and
+    the resources scoped to it (a no-op for those the call closed already)."""
+    if registry.lazy_singletons:
+        registry.close_build_mark()
+    if scope is not None:
+        _close_scope(scope, tool_name)
+
+
+def _close_scope(resources: ToolCallScope, tool_name: str) -> None:
+    """Close the call's resources; a resource failing to close must not lose the result."""
+    try:
+        resources.close()
+    except Exception:
+        logger.warning("closing the resources of tool %r failed", tool_name, exc_info=True)
+
+
+_NONCONFORMING: Any = object()  # what ``_value_type`` returns for a value of another type
+
+
+def _value_type(plan: _Plan, value: object) -> type[Any] | None:
+    """The declared class ``value`` is filed under (``None``: its own type, or no
+    value), or ``_NONCONFORMING`` when it is not of the declared result type."""
+    if value is None:
+        return None  # a success without a payload, whatever the declared type
+    declared = plan.result_class
+    if declared is not None:
+        return declared if isinstance(value, declared) else _NONCONFORMING
+    tp = plan.tool.result_type
+    return declared_class(value, tp) if conforms(value, tp) else _NONCONFORMING
