@@ -170,7 +170,7 @@ CHAT = Case(
     "HTTP 401 AuthenticationError: Incorrect API key provided",
     OPENAI_AUTH["error"],
     chat_reply({"role": "assistant", "content": None, "refusal": "I can't help."}, (1, 1)),
-    "the model refused: I can't help.",
+    "the model refused (stop reason 'stop'): I can't help.",
 )
 
 # --- OpenAI Responses -----------------------------------------------------------------
@@ -237,7 +237,7 @@ RESPONSES = Case(
     "HTTP 401 AuthenticationError: Incorrect API key provided",
     OPENAI_AUTH["error"],
     responses_reply([responses_message({"type": "refusal", "refusal": "I can't help."})], (1, 1)),
-    "the model refused: I can't help.",
+    "the model refused (stop reason 'completed'): I can't help.",
 )
 
 # --- Anthropic ------------------------------------------------------------------------
@@ -292,7 +292,7 @@ ANTHROPIC = Case(
     "HTTP 401 AuthenticationError: invalid x-api-key",
     ANTHROPIC_AUTH,
     anthropic_reply([], "refusal", (1, 1)),
-    "the model refused (stop_reason 'refusal')",
+    "the model refused (stop reason 'refusal')",
 )
 
 # --- Gemini ---------------------------------------------------------------------------
@@ -335,7 +335,7 @@ GEMINI = Case(
     "HTTP 401 UNAUTHENTICATED: API key not valid.",
     GEMINI_AUTH,
     {"candidates": [], "promptFeedback": {"blockReason": "SAFETY"}},
-    "no candidates (block reason BlockedReason.SAFETY)",
+    "the reply was blocked by the provider's content filter (stop reason 'SAFETY')",
 )
 
 CASES = [CHAT, RESPONSES, ANTHROPIC, GEMINI]

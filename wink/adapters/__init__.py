@@ -5,7 +5,7 @@ and ``wink.providers.gemini.GeminiAdapter`` evaluate against a provider's SDK;
 ``wink.testing.FunctionAdapter`` evaluates with no provider at all.
 """
 
-from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered
+from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered, ProviderToolCall
 from wink.adapters.loop import (
     Conversation,
     LoopAdapter,
@@ -17,9 +17,10 @@ from wink.adapters.loop import (
     UnusableResponse,
     Wait,
     evaluation_steps,
+    unexpected_failure,
 )
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, ProviderAdapter
-from wink.adapters.response import PromptResponse
+from wink.adapters.response import PromptResponse, StopReason
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -34,9 +35,12 @@ __all__ = [
     "PromptResponse",
     "ProviderAdapter",
     "ProviderFailure",
+    "ProviderToolCall",
     "Step",
+    "StopReason",
     "ToolTurn",
     "UnusableResponse",
     "Wait",
     "evaluation_steps",
+    "unexpected_failure",
 ]

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from wink.adapters.response import StopReason
 from wink.errors import EvaluationPhase
 from wink.runtime.budget import TokenUsage
 from wink.runtime.events import RawText
 
-__all__ = ["ModelExchange", "PromptExecuted", "PromptRendered"]
+__all__ = ["ModelExchange", "PromptExecuted", "PromptRendered", "ProviderToolCall"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,20 @@ class PromptRendered:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderToolCall:
+    """A tool the provider ran itself within one reply (web search, code execution...):
+    wink only sees it happen, and sends its result back with the model's turn."""
+
+    name: str
+    """The provider's name for it (``"web_search"``, ``"code_execution"``,
+    ``"google_search"``, ``"file_search"``...)."""
+    call_id: str | None
+    """The provider's id for the call, if it gave one."""
+    arguments: RawText
+    """What the model asked of it (a query, code...), as JSON text."""
+
+
+@dataclass(frozen=True, slots=True)
 class ModelExchange:
     """One request of an evaluation to the model, and the reply it read."""
 
@@ -41,6 +56,12 @@ class ModelExchange:
     """Tokens this request used."""
     tool_calls: tuple[str, ...]
     """The names of the tools the model called in its reply, in order."""
+    stop_reason: StopReason = "end"
+    """Why the reply ended (see ``StopReason``)."""
+    raw_stop_reason: str | None = None
+    """The provider's own value for it, or ``None`` when it gave none."""
+    provider_tools: tuple[ProviderToolCall, ...] = ()
+    """The provider's own tools that ran within the reply, in order."""
 
 
 @dataclass(frozen=True, slots=True)

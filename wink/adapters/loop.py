@@ -18,16 +18,18 @@ import abc
 import asyncio
 import inspect
 import itertools
+import json
 import time
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from wink import telemetry
-from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered
+from wink._error_text import bounded, describe_error
+from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered, ProviderToolCall
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
-from wink.adapters.response import PromptResponse
+from wink.adapters.response import PromptResponse, StopReason
 from wink.contract import Contract, ContractViolation, describe_problems
 from wink.errors import (
     DeadlineExceededError,
@@ -56,6 +58,7 @@ __all__ = [
     "UnusableResponse",
     "Wait",
     "evaluation_steps",
+    "unexpected_failure",
 ]
 
 ToolAnswers = Sequence[tuple[ToolCall, ToolResult[Any]]]
@@ -115,6 +118,14 @@ class ModelTurn:
     echo: Any = None
     """The model's turn as the conversation sends it back, when ``read`` built it
     (so that the reply is converted once)."""
+    stop_reason: StopReason = "end"
+    """Why the reply ended, in wink's words (see ``StopReason``)."""
+    raw_stop_reason: str | None = None
+    """The provider's own value for it, or ``None`` when it gave none."""
+    stop_detail: str | None = None
+    """The provider's explanation of a refusal or a block, if it gave one."""
+    provider_tools: tuple[ProviderToolCall, ...] = ()
+    """The provider's own tools that ran within the reply, in order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +140,26 @@ class ProviderFailure:
     """Whether trying again may succeed (a rate limit, a 5xx, a dropped connection)."""
     retry_after: float | None = None
     """Seconds the provider asked to wait, if it said."""
+    phase: EvaluationPhase = "request"
+    """``"request"`` when sending failed; ``"response"`` when a reply came but could not
+    be read (a body that is not JSON, or not of the reply's shape)."""
+
+
+def unexpected_failure(error: Exception) -> ProviderFailure:
+    """Any other exception out of an SDK call, as a failure that is not retried: a reply
+    that is not JSON is the response's fault (a request body is never decoded), anything
+    else the request's."""
+    if isinstance(error, json.JSONDecodeError):
+        return ProviderFailure(
+            f"the reply is not valid JSON ({error.msg} at character {error.pos})",
+            bounded(error.doc),
+            phase="response",
+        )
+    return ProviderFailure(describe_error(error))
+
+
+class _DriverMisuse(TypeError):
+    """The adapter was driven the wrong way (an async client under ``evaluate``)."""
 
 
 class UnusableResponse(WinkError):
@@ -156,6 +187,11 @@ class Conversation(Protocol):
 
     def answer_invalid_output(self, turn: ModelTurn, message: str) -> None:
         """Echo the model's turn and tell it (``message``) why its answer was refused."""
+        ...
+
+    def answer_pause(self, turn: ModelTurn) -> None:
+        """Echo a paused turn (``stop_reason == "pause"``) so that the next request
+        continues it."""
         ...
 
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
@@ -227,6 +263,7 @@ class LoopAdapter(abc.ABC):
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
         raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` until the model answers without tool calls.
 
@@ -234,9 +271,14 @@ class LoopAdapter(abc.ABC):
         message, else it is the system instruction and ``messages`` (in the
         provider's format) follow. Every tool call runs through one ``ToolExecutor``
         (handlers get this adapter as ``context.adapter``); every call of a turn is
-        answered in the next request. Raises ``PromptEvaluationError`` with its
-        ``phase`` when the provider fails, a limit is reached or the answer never
-        matches the template's output type. With ``raise_handler_errors=True`` (for
+        answered in the next request; a turn the provider paused (``stop_reason``
+        ``"pause"``) is sent back to be continued, each continuation a request of its
+        own. Raises ``PromptEvaluationError`` with its ``phase`` when the provider
+        fails, a limit is reached, the reply is a refusal, a block or cannot be read,
+        tool calls were cut by the token limit (none is run), the answer was cut by it
+        (unless ``allow_truncated=True``: the response then says
+        ``stop_reason="max_tokens"``) or the answer never matches the template's output
+        type. With ``raise_handler_errors=True`` (for
         tests) a handler's exception, once its call is rolled back and recorded, ends
         the evaluation and propagates as it was raised (see ``ToolExecutor``).
         """
@@ -250,6 +292,7 @@ class LoopAdapter(abc.ABC):
             output_retries=output_retries,
             messages=messages,
             raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
         )
         reply: Any = None
         error: BaseException | None = None
@@ -264,14 +307,14 @@ class LoopAdapter(abc.ABC):
                 if isinstance(step, Wait):
                     self.sleep(step.seconds)
                 elif isinstance(step, ToolTurn):  # only asked of asynchronous drivers
-                    raise TypeError(
+                    raise _DriverMisuse(
                         "evaluate() runs tool calls in place; ToolTurn is for aevaluate()"
                     )
                 else:
                     reply = self.send(step)
                     if inspect.isawaitable(reply):
                         _close(reply)
-                        raise TypeError(
+                        raise _DriverMisuse(
                             f"the {self.name} adapter sends asynchronously (an async client "
                             "or model function); use await adapter.aevaluate(...), or give "
                             "it a synchronous one"
@@ -292,6 +335,7 @@ class LoopAdapter(abc.ABC):
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
         raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
     ) -> PromptResponse[OutputT]:
         """``evaluate``'s twin for a running event loop: the same loop, events and
         failures, with each request awaited (``asend``) and each turn's tool calls run
@@ -310,6 +354,7 @@ class LoopAdapter(abc.ABC):
             output_retries=output_retries,
             messages=messages,
             raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
             asynchronous=True,
         )
         reply: Any = None
@@ -344,6 +389,7 @@ def evaluation_steps(
     messages: Sequence[Any] = (),
     raise_handler_errors: bool = False,
     asynchronous: bool = False,
+    allow_truncated: bool = False,
 ) -> Generator[Step, Any, PromptResponse[OutputT]]:
     """The loop of one evaluation, as steps for a driver (see the module docstring);
     with ``asynchronous``, tool calls are yielded as ``ToolTurn`` steps."""
@@ -362,6 +408,7 @@ def evaluation_steps(
         raise_handler_errors,
     )
     evaluation.asynchronous = asynchronous
+    evaluation.allow_truncated = allow_truncated
     return evaluation.steps(messages)
 
 
@@ -401,6 +448,7 @@ class _Evaluation:
         self.exchanges: list[ModelExchange] = []
         self.span = telemetry.EvaluationSpan(None)
         self.asynchronous = False
+        self.allow_truncated = False
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         started_at = utc_now()
@@ -439,6 +487,7 @@ class _Evaluation:
             PromptRendered(self.name, self.adapter.name, rendered.text, tool_names, utc_now())
         )
         refused = 0
+        paused: list[str] = []  # the text of paused turns, which the answer continues
         while True:
             if self.turns >= self.max_turns:
                 raise self._error(
@@ -447,19 +496,28 @@ class _Evaluation:
                     "max_turns",
                 )
             turn = yield from self._request(conversation)
+            self._check_stop(turn)
             if turn.calls:
                 if self.asynchronous:
                     results = yield from self._tool_turn(executor, turn.calls)
                     answers = list(zip(turn.calls, results, strict=True))
                 else:
                     answers = [(call, self._execute(executor, call)) for call in turn.calls]
-                conversation.answer_tools(turn, answers)
+                self._answer(conversation.answer_tools, turn, answers)
+                paused.clear()
                 continue
+            if turn.stop_reason == "pause":
+                if turn.text:
+                    paused.append(turn.text)
+                self._answer(conversation.answer_pause, turn)
+                continue
+            text = "".join([*paused, turn.text or ""]) if paused else turn.text
+            paused.clear()
             if contract is None:
-                return self._response(turn, None, conversation)
-            output, problem = _parse_output(contract, turn.text)
+                return self._response(turn, text, None, conversation)
+            output, problem = _parse_output(contract, text)
             if problem is None:
-                return self._response(turn, output, conversation)
+                return self._response(turn, text, output, conversation)
             if refused >= self.output_retries:
                 raise self._error(
                     f"the answer does not match the output type {contract.name} after "
@@ -468,7 +526,54 @@ class _Evaluation:
                     turn.reply,
                 )
             refused += 1
-            conversation.answer_invalid_output(turn, _correction(problem))
+            self._answer(conversation.answer_invalid_output, turn, _correction(problem))
+
+    def _check_stop(self, turn: ModelTurn) -> None:
+        """Stop on a reply that must not be used: a refusal, a block, a reason no rule
+        covers, tool calls cut by the token limit, or (unless allowed) a cut answer."""
+        stop = turn.stop_reason
+        why = f"(stop reason {turn.raw_stop_reason!r})"
+        if turn.stop_detail:
+            why += f": {bounded(turn.stop_detail)}"
+        if stop == "refusal":
+            self._stop(turn, f"the model refused {why}")
+        if stop == "content_filter":
+            self._stop(turn, f"the reply was blocked by the provider's content filter {why}")
+        if stop == "other":
+            self._stop(turn, f"the reply stopped for a reason wink cannot act on {why}")
+        if stop != "max_tokens":
+            return
+        if turn.calls:
+            names = ", ".join(repr(call.name) for call in turn.calls)
+            self._stop(
+                turn,
+                f"the reply was cut by the token limit {why} while calling {names}; no call "
+                "was run, since its arguments may be incomplete: raise the limit "
+                "(max_tokens, max_output_tokens...)",
+            )
+        if not self.allow_truncated:
+            self._stop(
+                turn,
+                f"the answer was cut by the token limit {why} after {len(turn.text or '')} "
+                "characters: raise the limit, or pass allow_truncated=True to accept a cut answer",
+            )
+
+    def _stop(self, turn: ModelTurn, message: str) -> NoReturn:
+        where = f"response {self.turns} from {self.adapter.name}"
+        raise self._error(f"{where}: {message}", "response", turn.reply)
+
+    def _answer(self, answer: Any, turn: ModelTurn, *arguments: Any) -> None:
+        """Add the turn's answer to the conversation; what the provider sent that cannot be
+        answered (a call id, a block) stops the evaluation, recorded, even after its tools ran."""
+        try:
+            answer(turn, *arguments)
+        except Exception as error:
+            raise self._error(
+                f"response {self.turns} from {self.adapter.name} cannot be answered: "
+                f"{describe_error(error)}",
+                "response",
+                turn.reply,
+            ) from error
 
     def _request(self, conversation: Conversation) -> Generator[Step, Any, ModelTurn]:
         body = conversation.request()
@@ -480,10 +585,19 @@ class _Evaluation:
             try:
                 reply = yield ModelRequest(body, timeout, self.turns, attempt)
                 break
+            except _DriverMisuse:
+                raise  # a mistake of the caller, not of the provider
             except Exception as error:
                 failure = self.adapter.describe_error(error)
                 if failure is None:
                     raise
+                if failure.phase == "response":
+                    raise self._error(
+                        f"response {self.turns} from {self.adapter.name} cannot be read: "
+                        f"{failure.message}",
+                        "response",
+                        failure.payload,
+                    ) from error
                 if timeout is None or not failure.retryable or attempt >= self.adapter.max_retries:
                     raise self._error(
                         f"request {self.turns} to {self.adapter.name} failed: {failure.message}",
@@ -502,10 +616,27 @@ class _Evaluation:
                 "response",
                 error.payload,
             ) from None
+        except Exception as error:  # a reply of a shape the reader did not foresee
+            raise self._error(
+                f"response {self.turns} from {self.adapter.name} cannot be read: "
+                f"{describe_error(error)}",
+                "response",
+                reply,
+            ) from error
         self.usage = self.usage + turn.usage
         self.span.record_usage(turn.usage)
         names = tuple(call.name for call in turn.calls)
-        self.exchanges.append(ModelExchange(requested_at, utc_now(), turn.usage, names))
+        self.exchanges.append(
+            ModelExchange(
+                requested_at,
+                utc_now(),
+                turn.usage,
+                names,
+                turn.stop_reason,
+                turn.raw_stop_reason,
+                turn.provider_tools,
+            )
+        )
         self._record_usage(turn)
         return turn
 
@@ -562,17 +693,19 @@ class _Evaluation:
         return results
 
     def _response(
-        self, turn: ModelTurn, output: Any, conversation: Conversation
+        self, turn: ModelTurn, text: str | None, output: Any, conversation: Conversation
     ) -> PromptResponse[Any]:
         return PromptResponse(
             prompt_name=self.name,
-            text=turn.text,
+            text=text,
             output=output,
             tool_results=tuple(self.tool_results),
             usage=self.usage,
             turns=self.turns,
             messages=conversation.finish(turn),
             provider_response=turn.reply,
+            stop_reason=turn.stop_reason,
+            raw_stop_reason=turn.raw_stop_reason,
         )
 
     def _error(

@@ -38,11 +38,14 @@ class ProviderAdapter(Protocol):
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
         raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
     ) -> PromptResponse[OutputT]:
         """Evaluate ``prompt`` until the model answers without tool calls.
 
         Raises ``PromptEvaluationError`` (with its ``phase``) when the provider fails,
-        a limit is reached or the answer never matches the output contract; with
+        a limit is reached, the reply cannot be used (a refusal, a block, an answer cut
+        by the token limit unless ``allow_truncated=True``, tool calls cut by it) or the
+        answer never matches the output contract; with
         ``raise_handler_errors=True``, a handler's exception propagates after its call
         is rolled back and recorded.
         """
@@ -59,6 +62,7 @@ class ProviderAdapter(Protocol):
         output_retries: int = DEFAULT_OUTPUT_RETRIES,
         messages: Sequence[Any] = (),
         raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
     ) -> PromptResponse[OutputT]:
         """``evaluate`` on a running event loop; a turn's tool calls run concurrently."""
         ...

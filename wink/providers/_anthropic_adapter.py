@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+import itertools
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,13 +15,17 @@ from wink.adapters import (
     ModelRequest,
     ModelTurn,
     ProviderFailure,
-    UnusableResponse,
+    ProviderToolCall,
+    StopReason,
+    unexpected_failure,
 )
 from wink.adapters.loop import ToolAnswers
 from wink.contract import Contract
 from wink.contract.frozen import freeze
 from wink.prompt import RenderedPrompt
 from wink.providers._output import output_name
+from wink.providers._payload import fill_call_ids, list_field, object_field, token_count
+from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._strict import make_strict
@@ -37,8 +43,16 @@ class AnthropicAdapter(LoopAdapter):
 
     A template's output type goes as structured output (``output_config.format``,
     the schema rewritten to Anthropic's strict subset); ``strict`` applies to the
-    tool specs as in ``anthropic.tool_specs``. Other keyword arguments
-    (``temperature``, ``thinking``...) go into every request.
+    tool specs as in ``anthropic.tool_specs``. ``provider_tools`` are Anthropic's own
+    tools (``{"type": "web_search_20250305", "name": "web_search"}``, web fetch, code
+    execution...), sent after the prompt's; their blocks go back to the model with its
+    turn and are recorded in each ``ModelExchange``, and a turn Anthropic pauses
+    (``stop_reason`` ``"pause_turn"``) is sent back to be continued. Other keyword
+    arguments (``temperature``, ``thinking``...) go into every request.
+
+    A request the SDK would refuse to send without streaming (a ``max_tokens`` it
+    expects to take over 10 minutes) is sent with ``client.messages.stream`` and its
+    final message read as the reply.
     """
 
     def __init__(
@@ -48,8 +62,10 @@ class AnthropicAdapter(LoopAdapter):
         model: str,
         max_tokens: int,
         strict: bool | Mapping[str, bool] = False,
+        provider_tools: Sequence[Mapping[str, Any]] = (),
         **request_options: Any,
     ) -> None:
+        self.provider_tools = provider_tools_of("AnthropicAdapter", provider_tools, request_options)
         self._client = client
         self._sdk = importlib.import_module("anthropic")
         self.model = model
@@ -75,32 +91,70 @@ class AnthropicAdapter(LoopAdapter):
             "max_tokens": self.max_tokens,
             **self.request_options,
         }
-        specs = anthropic.tool_specs(rendered, strict=self.strict)
-        if specs:
-            base["tools"] = specs
+        tools = [*anthropic.tool_specs(rendered, strict=self.strict), *self.provider_tools]
+        if tools:
+            base["tools"] = tools
         if output is not None:
             base["output_config"] = {"format": {"type": "json_schema", "schema": _schema(output)}}
         if messages:
             base["system"] = rendered.text
-            return _MessagesConversation(base, list(messages))
-        return _MessagesConversation(base, [{"role": "user", "content": rendered.text}])
+            return _MessagesConversation(base, self._sdk.types.Message, list(messages))
+        user = {"role": "user", "content": rendered.text}
+        return _MessagesConversation(base, self._sdk.types.Message, [user])
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
-        client = self._client
-        if request.timeout is not None:
-            client = client.with_options(timeout=request.timeout, max_retries=0)
-        return client.messages.create(**request.body)
+        client = self._client_for(request)
+        if self._async_client:
+            return client.messages.create(**request.body)  # evaluate() says to use aevaluate()
+        try:
+            return client.messages.create(**request.body)
+        except ValueError as error:
+            if not _needs_streaming(error):
+                raise
+        with client.messages.stream(**request.body) as stream:
+            return stream.get_final_message()
 
     async def asend(self, request: ModelRequest) -> Any:
         """``send`` awaited with an ``AsyncAnthropic`` client; in a worker thread otherwise."""
-        if self._async_client:
-            return await self.send(request)
-        return await super().asend(request)
+        if not self._async_client:
+            return await super().asend(request)
+        client = self._client_for(request)
+        try:
+            return await client.messages.create(**request.body)
+        except ValueError as error:
+            if not _needs_streaming(error):
+                raise
+        async with client.messages.stream(**request.body) as stream:
+            return await stream.get_final_message()
 
-    def describe_error(self, error: Exception) -> ProviderFailure | None:
-        """An ``anthropic`` SDK error as a failure (rate limits, 5xx, connections retryable)."""
-        return http_failure(error, self._sdk)
+    def _client_for(self, request: ModelRequest) -> Any:
+        if request.timeout is None:
+            return self._client
+        return self._client.with_options(timeout=request.timeout, max_retries=0)
+
+    def describe_error(self, error: Exception) -> ProviderFailure:
+        """An ``anthropic`` SDK error as a failure (rate limits, 5xx, connections
+        retryable); any other exception of the call as one that is not retried."""
+        return http_failure(error, self._sdk) or unexpected_failure(error)
+
+
+def _needs_streaming(error: ValueError) -> bool:
+    """Whether the SDK refused a request before sending it for want of streaming: it says
+    so only in its message (a reply that is not JSON is a ``ValueError`` too)."""
+    return not isinstance(error, json.JSONDecodeError) and "Streaming is required" in str(error)
+
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "pause_turn": "pause",
+    "refusal": "refusal",
+}
+_SERVER_TOOL_BLOCKS = ("server_tool_use", "mcp_tool_use")
 
 
 def _schema(output: Contract[Any]) -> dict[str, Any]:
@@ -117,7 +171,12 @@ def _schema(output: Contract[Any]) -> dict[str, Any]:
 @dataclass(slots=True)
 class _MessagesConversation:
     base: dict[str, Any]
+    message_type: type
     messages: list[Any] = field(default_factory=list)
+    # Ids for calls that came without a usable one: unique in the conversation.
+    made_ids: Iterator[str] = field(
+        default_factory=lambda: (f"wink_call_{n}" for n in itertools.count(1))
+    )
 
     def request(self) -> dict[str, Any]:
         # A copy of references only (each message was converted once, when it joined):
@@ -127,22 +186,48 @@ class _MessagesConversation:
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import anthropic
 
-        if reply.stop_reason == "refusal":
-            raise UnusableResponse("the model refused (stop_reason 'refusal')", reply)
+        data = reply_data(reply, self.message_type, "an Anthropic message")
         # Every block goes back as it came, thinking blocks (and their signatures) included.
-        content = [block.model_dump(mode="json", exclude_none=True) for block in reply.content]
-        texts = [block["text"] for block in content if block.get("type") == "text"]
+        content: list[Any] = list_field(data, "content", "")
+        blocks = [block for block in content if isinstance(block, dict)]
+        fill_call_ids(
+            [block for block in blocks if block.get("type") == "tool_use"],
+            "id",
+            self.made_ids.__next__,
+        )
+        texts = [block["text"] for block in blocks if block.get("type") == "text"]
         calls = tuple(anthropic.parse_tool_calls(content))
-        usage = reply.usage
+        usage = object_field(data, "usage", "")
         # Cached input tokens are counted apart from input_tokens; all of them are input.
         input_tokens = (
-            usage.input_tokens
-            + (usage.cache_creation_input_tokens or 0)
-            + (usage.cache_read_input_tokens or 0)
+            token_count(usage, "input_tokens", "usage")
+            + token_count(usage, "cache_creation_input_tokens", "usage")
+            + token_count(usage, "cache_read_input_tokens", "usage")
         )
-        turn_usage = TokenUsage(input_tokens, usage.output_tokens)
+        turn_usage = TokenUsage(input_tokens, token_count(usage, "output_tokens", "usage"))
+        raw = data.get("stop_reason")
+        raw_stop = None if raw is None else str(raw)
+        stop: StopReason = "end" if raw_stop is None else _STOP_REASONS.get(raw_stop, "other")
         echo = {"role": "assistant", "content": content}
-        return ModelTurn("".join(texts) if texts else None, calls, turn_usage, reply, echo)
+        return ModelTurn(
+            "".join(texts) if texts else None,
+            calls,
+            turn_usage,
+            reply,
+            echo,
+            stop_reason=stop,
+            raw_stop_reason=raw_stop,
+            stop_detail=_stop_detail(data),
+            provider_tools=tuple(
+                ProviderToolCall(
+                    str(block.get("name")),
+                    block.get("id"),
+                    json.dumps(block.get("input"), ensure_ascii=False),
+                )
+                for block in blocks
+                if block.get("type") in _SERVER_TOOL_BLOCKS
+            ),
+        )
 
     def _echo(self, turn: ModelTurn) -> None:
         self.messages.append(turn.echo)
@@ -157,6 +242,22 @@ class _MessagesConversation:
         self._echo(turn)
         self.messages.append({"role": "user", "content": message})
 
+    def answer_pause(self, turn: ModelTurn) -> None:
+        # The paused turn goes back as the last message, as it came: the model goes on
+        # from there (consecutive assistant messages read as one turn).
+        self._echo(turn)
+
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
         self._echo(turn)
         return tuple(self.messages)
+
+
+def _stop_detail(data: Mapping[str, Any]) -> str | None:
+    """Anthropic's explanation of a refusal (``stop_details``), or its category."""
+    details = data.get("stop_details")
+    if not isinstance(details, dict):
+        return None
+    explanation, category = details.get("explanation"), details.get("category")
+    if isinstance(explanation, str) and explanation:
+        return explanation if category is None else f"{explanation} (category {category})"
+    return None if category is None else f"category {category}"

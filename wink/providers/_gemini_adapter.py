@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,12 +14,17 @@ from wink.adapters import (
     ModelRequest,
     ModelTurn,
     ProviderFailure,
+    ProviderToolCall,
+    StopReason,
     UnusableResponse,
+    unexpected_failure,
 )
 from wink.adapters.loop import ToolAnswers
 from wink.contract import Contract
 from wink.prompt import RenderedPrompt
 from wink.providers._inline import object_root
+from wink.providers._payload import list_field, object_at, object_field, token_count
+from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import retryable_status
 from wink.runtime.budget import TokenUsage
 
@@ -31,17 +37,29 @@ class GeminiAdapter(LoopAdapter):
 
     A template's output type goes as ``response_json_schema`` with
     ``response_mime_type="application/json"``; the tools as ``parametersJsonSchema``
-    declarations. Other keyword arguments (``temperature``, ``thinking_config``...)
-    go into every request's ``config``. ``max_retries`` is how many times the loop
+    declarations, followed by ``provider_tools``, Gemini's own tools
+    (``{"google_search": {}}``, ``{"code_execution": {}}``...): their parts go back to
+    the model with its turn and are recorded in each ``ModelExchange``. Other keyword
+    arguments (``temperature``, ``thinking_config``...) go into every request's
+    ``config``. ``max_retries`` is how many times the loop
     retries a failed request itself when a deadline is set (the SDK's own retries
     are then off).
     """
 
     def __init__(
-        self, client: Any, *, model: str, max_retries: int = 2, **request_options: Any
+        self,
+        client: Any,
+        *,
+        model: str,
+        max_retries: int = 2,
+        provider_tools: Sequence[Mapping[str, Any]] = (),
+        **request_options: Any,
     ) -> None:
+        self.provider_tools = provider_tools_of("GeminiAdapter", provider_tools, request_options)
         self._client = client
         self._errors = importlib.import_module("google.genai.errors")
+        self._types = importlib.import_module("google.genai.types")
+        self._pydantic = importlib.import_module("pydantic")
         self._httpx = importlib.import_module("httpx2")
         self.model = model
         self.max_retries = max_retries
@@ -65,8 +83,10 @@ class GeminiAdapter(LoopAdapter):
 
         config: dict[str, Any] = dict(self.request_options)
         specs = gemini.tool_specs(rendered)
-        if specs:
-            config["tools"] = [{"functionDeclarations": specs}]
+        tools = [{"functionDeclarations": specs}] if specs else []
+        tools.extend(self.provider_tools)
+        if tools:
+            config["tools"] = tools
         if output is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = object_root(output.input_schema, "output", "Gemini")
@@ -75,7 +95,8 @@ class GeminiAdapter(LoopAdapter):
             contents = list(messages)
         else:
             contents = [{"role": "user", "parts": [{"text": rendered.text}]}]
-        return _GeminiConversation(self.model, config, contents)
+        response_type = self._types.GenerateContentResponse
+        return _GeminiConversation(self.model, config, response_type, contents)
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
@@ -95,21 +116,51 @@ class GeminiAdapter(LoopAdapter):
             body = {**body, "config": {**body["config"], "http_options": http_options}}
         return body
 
-    def describe_error(self, error: Exception) -> ProviderFailure | None:
-        """A ``google.genai`` API error or a connection error as a failure."""
+    def describe_error(self, error: Exception) -> ProviderFailure:
+        """A ``google.genai`` API error or a connection error as a failure; a reply the
+        SDK could not read into its response type as a failure of the response; any other
+        exception of the call as a failure that is not retried."""
         if isinstance(error, self._errors.APIError):
             code = int(error.code or 0)
             message = f"HTTP {code} {error.status or type(error).__name__}: {error.message}"
             return ProviderFailure(message, error.details, retryable_status(code))
         if isinstance(error, self._httpx.TransportError):
             return ProviderFailure(f"{type(error).__name__}: {error}", None, retryable=True)
-        return None
+        if isinstance(error, self._pydantic.ValidationError) and error.title in _REPLY_TYPES:
+            problems = "; ".join(
+                f"{'.'.join(str(step) for step in problem['loc'])}: {problem['msg']}"
+                for problem in error.errors()[:5]
+            )
+            return ProviderFailure(
+                f"the reply does not fit the SDK's {error.title}: {problems}"[:1000],
+                phase="response",
+            )
+        return unexpected_failure(error)
+
+
+# The SDK's types of a reply: its ValidationError for one is about what came back, not
+# about what was sent.
+_REPLY_TYPES = frozenset({"GenerateContentResponse"})
+_STOP_REASONS: dict[str, StopReason] = {
+    "STOP": "end",
+    "FINISH_REASON_UNSPECIFIED": "end",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_RECITATION": "content_filter",
+}
 
 
 @dataclass(slots=True)
 class _GeminiConversation:
     model: str
     config: dict[str, Any]
+    response_type: type
     contents: list[Any] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
@@ -120,29 +171,60 @@ class _GeminiConversation:
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import gemini
 
-        if not reply.candidates:
-            feedback = reply.prompt_feedback
-            reason = feedback.block_reason if feedback is not None else None
-            raise UnusableResponse(f"no candidates (block reason {reason})", reply)
-        content = reply.candidates[0].content
-        if content is None or not content.parts:
-            reason = reply.candidates[0].finish_reason
-            raise UnusableResponse(f"the first candidate has no content ({reason})", reply)
-        # The model's content goes back whole: thought signatures belong with their calls.
-        echo = content.model_dump(mode="json", exclude_none=True, by_alias=True)
-        parts = echo.get("parts", [])
-        texts = [part["text"] for part in parts if "text" in part and not part.get("thought")]
-        calls = tuple(gemini.parse_tool_calls(echo))
-        metadata = reply.usage_metadata
-        usage = (
-            TokenUsage()
-            if metadata is None
-            else TokenUsage(
-                metadata.prompt_token_count or 0,
-                (metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0),
-            )
+        data = reply_data(reply, self.response_type, "a Gemini response", by_alias=True)
+        metadata = object_field(data, "usageMetadata", "")
+        usage = TokenUsage(
+            token_count(metadata, "promptTokenCount", "usageMetadata"),
+            token_count(metadata, "candidatesTokenCount", "usageMetadata")
+            + token_count(metadata, "thoughtsTokenCount", "usageMetadata"),
         )
-        return ModelTurn("".join(texts) if texts else None, calls, usage, reply, echo)
+        candidates = list_field(data, "candidates", "")
+        if not candidates:
+            feedback = object_field(data, "promptFeedback", "")
+            reason = feedback.get("blockReason")
+            if reason is None:
+                raise UnusableResponse("the response has no candidates", reply)
+            detail = feedback.get("blockReasonMessage")
+            return ModelTurn(
+                None,
+                (),
+                usage,
+                reply,
+                stop_reason="content_filter",
+                raw_stop_reason=str(reason),
+                stop_detail=detail if isinstance(detail, str) else None,
+            )
+        candidate = object_at(candidates[0], "candidates[0]")
+        raw = candidate.get("finishReason")
+        raw_stop = None if raw is None else str(raw)
+        stop: StopReason = "end" if raw_stop is None else _STOP_REASONS.get(raw_stop, "other")
+        # The model's content goes back whole: thought signatures belong with their calls.
+        echo = dict(object_field(candidate, "content", "candidates[0]"))
+        parts = list_field(echo, "parts", "candidates[0].content")
+        if not parts and stop == "end":
+            raise UnusableResponse(f"the first candidate has no content ({raw_stop})", reply)
+        texts = [
+            part["text"]
+            for part in parts
+            if isinstance(part, dict)
+            and isinstance(part.get("text"), str)
+            and not part.get("thought")
+        ]
+        calls = tuple(gemini.parse_tool_calls(parts))
+        if calls and stop == "end":
+            stop = "tool_calls"
+        detail = candidate.get("finishMessage")
+        return ModelTurn(
+            "".join(texts) if texts else None,
+            calls,
+            usage,
+            reply,
+            echo,
+            stop_reason=stop,
+            raw_stop_reason=raw_stop,
+            stop_detail=detail if isinstance(detail, str) else None,
+            provider_tools=_provider_tools(candidate, parts),
+        )
 
     def _echo(self, turn: ModelTurn) -> None:
         self.contents.append(turn.echo)
@@ -157,6 +239,31 @@ class _GeminiConversation:
         self._echo(turn)
         self.contents.append({"role": "user", "parts": [{"text": message}]})
 
+    def answer_pause(self, turn: ModelTurn) -> None:
+        self._echo(turn)
+
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
         self._echo(turn)
         return tuple(self.contents)
+
+
+def _provider_tools(candidate: Mapping[str, Any], parts: list[Any]) -> tuple[ProviderToolCall, ...]:
+    """Code Gemini ran (``executableCode`` parts) and searches it made (grounding)."""
+    found = []
+    grounding = candidate.get("groundingMetadata")
+    queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+    if queries:
+        found.append(
+            ProviderToolCall("google_search", None, json.dumps(queries, ensure_ascii=False))
+        )
+    for part in parts:
+        code = part.get("executableCode") if isinstance(part, dict) else None
+        if isinstance(code, dict):
+            call_id = code.get("id") if isinstance(code.get("id"), str) else None
+            arguments = {key: value for key, value in code.items() if key != "id"}
+            found.append(
+                ProviderToolCall(
+                    "code_execution", call_id, json.dumps(arguments, ensure_ascii=False)
+                )
+            )
+    return tuple(found)

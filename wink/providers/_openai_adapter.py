@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+import itertools
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +15,10 @@ from wink.adapters import (
     ModelRequest,
     ModelTurn,
     ProviderFailure,
+    ProviderToolCall,
+    StopReason,
     UnusableResponse,
+    unexpected_failure,
 )
 from wink.adapters.loop import ToolAnswers
 from wink.contract import Contract, JsonSchema
@@ -23,6 +28,14 @@ from wink.prompt import RenderedPrompt
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._inline import object_root
 from wink.providers._output import output_name
+from wink.providers._payload import (
+    fill_call_ids,
+    list_field,
+    object_at,
+    object_field,
+    token_count,
+)
+from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._strict import make_strict
@@ -44,7 +57,10 @@ class OpenAIAdapter(LoopAdapter):
     ``api="chat"`` uses Chat Completions, ``api="responses"`` the Responses API
     (stateless: each request carries the whole conversation). ``strict`` applies to
     the tool specs as in ``openai.tool_specs`` and to the output schema (``"auto"``
-    for it when ``strict`` is a mapping of tool names); other keyword arguments
+    for it when ``strict`` is a mapping of tool names). ``provider_tools`` are
+    OpenAI's own tools (``{"type": "web_search"}``, ``{"type": "file_search", ...}`` for
+    Responses), sent after the prompt's; their output items go back to the model with
+    its turn and are recorded in each ``ModelExchange``. Other keyword arguments
     (``temperature``, ``reasoning``...) go into every request.
     """
 
@@ -55,10 +71,12 @@ class OpenAIAdapter(LoopAdapter):
         model: str,
         api: Api = "chat",
         strict: StrictMode | Mapping[str, StrictMode] = "auto",
+        provider_tools: Sequence[Mapping[str, Any]] = (),
         **request_options: Any,
     ) -> None:
         if api not in ("chat", "responses"):
             raise ValueError(f"OpenAIAdapter: api must be 'chat' or 'responses', got {api!r}")
+        self.provider_tools = provider_tools_of("OpenAIAdapter", provider_tools, request_options)
         self._client = client
         self._sdk = importlib.import_module("openai")
         self.model = model
@@ -81,21 +99,25 @@ class OpenAIAdapter(LoopAdapter):
 
         specs = openai.tool_specs(rendered, api=self.api, strict=self.strict)
         base: dict[str, Any] = {"model": self.model, **self.request_options}
-        if specs:
-            base["tools"] = specs
+        tools = [*specs, *self.provider_tools]
+        if tools:
+            base["tools"] = tools
+        types = self._sdk.types
         if self.api == "chat":
             if output is not None:
                 base["response_format"] = {
                     "type": "json_schema",
                     "json_schema": output_format(output, self.strict),
                 }
-            return _ChatConversation(base, _opening(rendered, messages, "system"))
+            opening = _opening(rendered, messages, "system")
+            return _ChatConversation(base, types.chat.ChatCompletion, opening)
         if output is not None:
             base["text"] = {"format": {"type": "json_schema", **output_format(output, self.strict)}}
         if messages:
             base["instructions"] = rendered.text
-            return _ResponsesConversation(base, list(messages))
-        return _ResponsesConversation(base, [{"role": "user", "content": rendered.text}])
+            return _ResponsesConversation(base, types.responses.Response, list(messages))
+        user = {"role": "user", "content": rendered.text}
+        return _ResponsesConversation(base, types.responses.Response, [user])
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
@@ -112,9 +134,10 @@ class OpenAIAdapter(LoopAdapter):
             return await self.send(request)
         return await super().asend(request)
 
-    def describe_error(self, error: Exception) -> ProviderFailure | None:
-        """An ``openai`` SDK error as a failure (rate limits, 5xx, connections retryable)."""
-        return http_failure(error, self._sdk)
+    def describe_error(self, error: Exception) -> ProviderFailure:
+        """An ``openai`` SDK error as a failure (rate limits, 5xx, connections
+        retryable); any other exception of the call as one that is not retried."""
+        return http_failure(error, self._sdk) or unexpected_failure(error)
 
 
 def output_format(
@@ -159,16 +182,45 @@ def _opening(rendered: RenderedPrompt, messages: Sequence[Any], role: str) -> li
     return [{"role": "user", "content": rendered.text}]
 
 
-def _usage(usage: Any, input_name: str, output_name: str) -> TokenUsage:
-    if usage is None:
-        return TokenUsage()
-    return TokenUsage(getattr(usage, input_name, 0) or 0, getattr(usage, output_name, 0) or 0)
+def _usage(data: Mapping[str, Any], input_name: str, output_name: str) -> TokenUsage:
+    usage = object_field(data, "usage", "")
+    return TokenUsage(
+        token_count(usage, input_name, "usage"), token_count(usage, output_name, "usage")
+    )
+
+
+def _made_ids() -> Iterator[str]:
+    """Ids for calls that came without a usable one: unique in the conversation."""
+    return (f"wink_call_{number}" for number in itertools.count(1))
+
+
+_CHAT_STOPS: dict[str, StopReason] = {
+    "stop": "end",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+_INCOMPLETE: dict[str, StopReason] = {
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+}
+# Output items of the tools OpenAI runs itself; the keys kept as the call's arguments.
+_HOSTED_CALLS = {
+    "web_search_call": "action",
+    "file_search_call": "queries",
+    "code_interpreter_call": "code",
+    "image_generation_call": None,
+    "mcp_call": "arguments",
+}
 
 
 @dataclass(slots=True)
 class _ChatConversation:
     base: dict[str, Any]
+    completion_type: type
     messages: list[Any] = field(default_factory=list)
+    made_ids: Iterator[str] = field(default_factory=_made_ids)
 
     def request(self) -> dict[str, Any]:
         # A copy of references only (each message was converted once, when it joined):
@@ -178,16 +230,39 @@ class _ChatConversation:
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import openai
 
-        if not reply.choices:
+        data = reply_data(reply, self.completion_type, "a chat completion")
+        choices = list_field(data, "choices", "")
+        if not choices:
             raise UnusableResponse("the completion has no choices", reply)
-        message = reply.choices[0].message
-        if message is None:
+        choice = object_at(choices[0], "choices[0]")
+        if choice.get("message") is None:
             raise UnusableResponse("the completion's first choice has no message", reply)
-        if getattr(message, "refusal", None):
-            raise UnusableResponse(f"the model refused: {message.refusal}", reply)
-        calls = tuple(openai.parse_tool_calls(message))
-        usage = _usage(reply.usage, "prompt_tokens", "completion_tokens")
-        return ModelTurn(message.content, calls, usage, reply)
+        message = dict(object_field(choice, "message", "choices[0]"))
+        calls_data = list_field(message, "tool_calls", "choices[0].message")
+        fill_call_ids(
+            [call for call in calls_data if isinstance(call, dict)], "id", self.made_ids.__next__
+        )
+        calls = tuple(openai.parse_tool_calls(calls_data))
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise UnusableResponse(
+                f"choices[0].message.content is not text but {type(content).__name__}", reply
+            )
+        raw = choice.get("finish_reason")
+        raw_stop = None if raw is None else str(raw)
+        stop: StopReason = "end" if raw_stop is None else _CHAT_STOPS.get(raw_stop, "other")
+        refusal = message.get("refusal")
+        if refusal:
+            stop = "refusal"
+        return ModelTurn(
+            content,
+            calls,
+            _usage(data, "prompt_tokens", "completion_tokens"),
+            reply,
+            stop_reason=stop,
+            raw_stop_reason=raw_stop,
+            stop_detail=str(refusal) if refusal else None,
+        )
 
     def _echo(self, turn: ModelTurn) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": turn.text}
@@ -212,6 +287,9 @@ class _ChatConversation:
         self._echo(turn)
         self.messages.append({"role": "user", "content": message})
 
+    def answer_pause(self, turn: ModelTurn) -> None:
+        self._echo(turn)
+
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
         self._echo(turn)
         return tuple(self.messages)
@@ -220,7 +298,9 @@ class _ChatConversation:
 @dataclass(slots=True)
 class _ResponsesConversation:
     base: dict[str, Any]
+    response_type: type
     items: list[Any] = field(default_factory=list)
+    made_ids: Iterator[str] = field(default_factory=_made_ids)
 
     def request(self) -> dict[str, Any]:
         # A copy of references only (each message was converted once, when it joined):
@@ -230,22 +310,46 @@ class _ResponsesConversation:
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import openai
 
-        if reply.error is not None:
-            raise UnusableResponse(f"the response failed: {reply.error.message}", reply)
+        data = reply_data(reply, self.response_type, "a Responses API response")
+        error = data.get("error")
+        if error is not None:
+            message = error.get("message") if isinstance(error, dict) else error
+            raise UnusableResponse(f"the response failed: {message}", reply)
         # Every output item goes back, reasoning included: it belongs with its calls.
-        items = [item.model_dump(mode="json", exclude_none=True) for item in reply.output]
+        items: list[Any] = list_field(data, "output", "")
+        dicts = [item for item in items if isinstance(item, dict)]
+        fill_call_ids(
+            [item for item in dicts if item.get("type") == "function_call"],
+            "call_id",
+            self.made_ids.__next__,
+        )
         texts: list[str] = []
-        for item in items:
+        refusals: list[str] = []
+        for index, item in enumerate(dicts):
             if item.get("type") != "message":
                 continue
-            for content in item.get("content", ()):
+            for content in list_field(item, "content", f"output[{index}]"):
+                if not isinstance(content, dict):
+                    continue
                 if content.get("type") == "refusal":
-                    raise UnusableResponse(f"the model refused: {content['refusal']}", reply)
-                if content.get("type") == "output_text":
+                    refusals.append(str(content.get("refusal")))
+                if content.get("type") == "output_text" and isinstance(content.get("text"), str):
                     texts.append(content["text"])
         calls = tuple(openai.parse_tool_calls(items))
-        usage = _usage(reply.usage, "input_tokens", "output_tokens")
-        return ModelTurn("".join(texts) if texts else None, calls, usage, reply, items)
+        stop, raw_stop = _responses_stop(data, bool(calls))
+        if refusals:
+            stop = "refusal"
+        return ModelTurn(
+            "".join(texts) if texts else None,
+            calls,
+            _usage(data, "input_tokens", "output_tokens"),
+            reply,
+            items,
+            stop_reason=stop,
+            raw_stop_reason=raw_stop,
+            stop_detail="".join(refusals) if refusals else None,
+            provider_tools=tuple(_hosted_calls(dicts)),
+        )
 
     def _echo(self, turn: ModelTurn) -> None:
         self.items.extend(turn.echo)
@@ -262,6 +366,35 @@ class _ResponsesConversation:
         self._echo(turn)
         self.items.append({"role": "user", "content": message})
 
+    def answer_pause(self, turn: ModelTurn) -> None:
+        self._echo(turn)
+
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
         self._echo(turn)
         return tuple(self.items)
+
+
+def _responses_stop(data: Mapping[str, Any], called: bool) -> tuple[StopReason, str | None]:
+    """A response's ``status`` (with the reason of an incomplete one) as a stop reason."""
+    status = data.get("status")
+    if status is None or status == "completed":
+        return ("tool_calls" if called else "end"), None if status is None else "completed"
+    if status == "incomplete":
+        details = data.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return _INCOMPLETE.get(str(reason), "other"), f"incomplete: {reason}"
+    return "other", str(status)  # failed, cancelled, queued, in_progress: not an answer
+
+
+def _hosted_calls(items: list[dict[str, Any]]) -> list[ProviderToolCall]:
+    calls = []
+    for item in items:
+        kind = item.get("type")
+        if kind not in _HOSTED_CALLS:
+            continue
+        key = _HOSTED_CALLS[kind]
+        arguments = item.get(key) if key is not None else None
+        name = str(item.get("name") or kind.removesuffix("_call"))
+        call_id = item.get("id") if isinstance(item.get("id"), str) else None
+        calls.append(ProviderToolCall(name, call_id, json.dumps(arguments, ensure_ascii=False)))
+    return calls

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from wink.providers._errors import ProviderPayloadError
 
 __all__ = [
+    "arguments_of",
     "as_data",
+    "decoded_arguments",
     "field",
+    "fill_call_ids",
     "list_field",
     "object_at",
     "object_field",
     "text_field",
+    "token_count",
     "unrecognised",
 ]
 
@@ -92,3 +97,58 @@ def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def arguments_of(value: Any) -> Any:
+    """A call's arguments as wink keeps them: JSON text, a mapping, or ``None``.
+
+    Anything else a model sends (a list, a number) becomes its JSON text, which the
+    tool's contract refuses as a failed call and which a session can save.
+    """
+    if value is None or isinstance(value, str | bytes | Mapping):
+        return value
+    return decoded_arguments(value)
+
+
+def decoded_arguments(value: Any) -> Any:
+    """Arguments a provider sends as decoded JSON (Anthropic's ``input``, Gemini's
+    ``args``): an object as it is, anything else (a list, a number, a string) as its
+    JSON text, which the tool's contract refuses as a failed call."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):  # not JSON data at all: say what it was
+        return json.dumps(f"<{type(value).__name__}>")
+
+
+def fill_call_ids(entries: list[dict[str, Any]], key: str, made: Callable[[], str]) -> None:
+    """Give each entry whose ``key`` is missing, empty or already used in ``entries`` an
+    id from ``made()``, in place, so that every call of a reply is answered by its own id
+    (some OpenAI-compatible servers send ``""`` or reuse one)."""
+    seen = {entry[key] for entry in entries if isinstance(entry.get(key), str)}
+    used: set[str] = set()
+    for entry in entries:
+        value = entry.get(key)
+        if isinstance(value, str) and value and value not in used:
+            used.add(value)
+            continue
+        fresh = made()
+        while fresh in seen or fresh in used:
+            fresh = made()
+        entry[key] = fresh
+        used.add(fresh)
+
+
+def token_count(data: Mapping[str, Any], name: str, where: str, *aliases: str) -> int:
+    """A token count of a usage object: absent or ``null`` reads as 0; anything but a
+    whole number not below 0 raises ``ProviderPayloadError`` naming it."""
+    value = field(data, name, *aliases)
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        shown = repr(value)[:100]  # a model's reply may put anything here
+        raise ProviderPayloadError(
+            f"{where}.{name}: expected a token count (a whole number, not negative), got {shown}"
+        )
+    return value

@@ -21,7 +21,14 @@ from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.providers._anthropic_types import CacheControl, ToolMessage, ToolResultBlock, ToolSpec
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
-from wink.providers._payload import as_data, list_field, object_at, text_field, unrecognised
+from wink.providers._payload import (
+    as_data,
+    decoded_arguments,
+    list_field,
+    object_at,
+    text_field,
+    unrecognised,
+)
 from wink.providers._specs import SpecCache, ToolSource, option_for, options_key, tools_of
 from wink.providers._strict import StrictRules, make_strict
 from wink.runtime.call import ToolCall
@@ -140,7 +147,7 @@ def _calls_from_blocks(blocks: list[Any], where: str) -> list[ToolCall]:
         here = f"{where}[{index}]"
         name = text_field(block, "name", here)
         call_id = text_field(block, "id", here)
-        calls.append(ToolCall(name, block.get("input"), call_id))
+        calls.append(ToolCall(name, decoded_arguments(block.get("input")), call_id))
     return calls
 
 

@@ -39,6 +39,7 @@ from wink.providers._inline import object_root
 from wink.providers._openapi import openapi_schema
 from wink.providers._payload import (
     as_data,
+    decoded_arguments,
     field,
     list_field,
     object_at,
@@ -325,7 +326,9 @@ def _calls_from_parts(parts: list[Any], where: str) -> list[ToolCall]:
         # A function declared without parameters is called without ``args``: no arguments.
         arguments = function_call.get("args")
         call_id = function_call.get("id")
-        calls.append(ToolCall(name, {} if arguments is None else arguments, call_id))
+        calls.append(
+            ToolCall(name, {} if arguments is None else decoded_arguments(arguments), call_id)
+        )
     return calls
 
 

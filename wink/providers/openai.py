@@ -36,6 +36,7 @@ from wink.providers._openai_types import (
     TextPart,
 )
 from wink.providers._payload import (
+    arguments_of,
     as_data,
     list_field,
     object_at,
@@ -451,7 +452,7 @@ def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
             name = item.get("name")
             if type(name) is not str or not name:
                 name = text_field(item, "name", _item_where(where, index))
-            calls.append(ToolCall(name, item.get("arguments"), item.get("call_id")))
+            calls.append(ToolCall(name, arguments_of(item.get("arguments")), item.get("call_id")))
         elif kind in (None, "function") and "function" in item:
             function = item["function"]
             if type(function) is not dict:
@@ -459,7 +460,7 @@ def _calls_from_items(items: list[Any], where: str) -> list[ToolCall]:
             name = function.get("name")
             if type(name) is not str or not name:
                 name = text_field(function, "name", f"{_item_where(where, index)}.function")
-            calls.append(ToolCall(name, function.get("arguments"), item.get("id")))
+            calls.append(ToolCall(name, arguments_of(function.get("arguments")), item.get("id")))
         # Other items (messages, reasoning, custom or hosted tool calls) call no function.
     return calls
 

@@ -20,6 +20,7 @@ from wink.adapters.loop import (
     ProviderFailure,
     ToolAnswers,
 )
+from wink.adapters.response import StopReason
 from wink.contract import Contract, JsonSchema
 from wink.errors import WinkError
 from wink.prompt import RenderedPrompt
@@ -177,12 +178,17 @@ class ModelInput:
 
 @dataclass(frozen=True, slots=True)
 class ModelReply:
-    """A model turn in full: text, tool calls and token usage."""
+    """A model turn in full: text, tool calls, token usage and why it ended."""
 
     text: str | None = None
     calls: tuple[ToolCall, ...] = ()
     usage: TokenUsage | None = None
     """Tokens of this request; ``None``: the adapter's ``usage``."""
+    stop_reason: StopReason = "end"
+    """Why the reply ended: ``"max_tokens"`` plays an answer cut by the token limit,
+    ``"refusal"`` a refusal, ``"pause"`` a turn the loop must continue."""
+    stop_detail: str | None = None
+    """The provider's explanation of a refusal or block, if any."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "calls", tuple(self.calls))
@@ -302,7 +308,9 @@ class ScriptedAdapter(FunctionAdapter):
 
 def _as_reply(reply: Reply, usage: TokenUsage) -> ModelReply:
     if isinstance(reply, ModelReply):
-        return reply if reply.usage is not None else ModelReply(reply.text, reply.calls, usage)
+        if reply.usage is not None:
+            return reply
+        return ModelReply(reply.text, reply.calls, usage, reply.stop_reason, reply.stop_detail)
     if isinstance(reply, str):
         return ModelReply(reply, (), usage)
     if isinstance(reply, ToolCall):
@@ -348,7 +356,15 @@ class _Conversation:
     def read(self, reply: Any) -> ModelTurn:
         if not isinstance(reply, ModelReply):
             raise TypeError(f"expected a ModelReply, got {type(reply).__qualname__}")
-        return ModelTurn(reply.text, reply.calls, reply.usage or TokenUsage(), reply)
+        return ModelTurn(
+            reply.text,
+            reply.calls,
+            reply.usage or TokenUsage(),
+            reply,
+            stop_reason=reply.stop_reason,
+            raw_stop_reason=reply.stop_reason,
+            stop_detail=reply.stop_detail,
+        )
 
     def answer_tools(self, turn: ModelTurn, answers: ToolAnswers) -> None:
         self.messages.append(AssistantMessage(turn.text, turn.calls))
@@ -360,6 +376,9 @@ class _Conversation:
     def answer_invalid_output(self, turn: ModelTurn, message: str) -> None:
         self.messages.append(AssistantMessage(turn.text))
         self.messages.append(UserMessage(message))
+
+    def answer_pause(self, turn: ModelTurn) -> None:
+        self.messages.append(AssistantMessage(turn.text))
 
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
         return (*self.messages, AssistantMessage(turn.text))
