@@ -413,6 +413,45 @@ def test_transport_and_port_come_from_the_settings(
     assert capsys.readouterr().err.startswith(f"wink: cannot listen on 127.0.0.1:{port}: ")
 
 
+def test_http_limits_come_from_the_flags_else_the_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.providers import _mcp_server
+
+    seen: list[dict[str, Any]] = []
+
+    async def record(served: Any, **options: Any) -> None:
+        options["sock"].close()
+        seen.append(
+            {key: options[key] for key in ("session_idle_timeout", "max_sessions")}
+            | {"max_message_bytes": options["max_message_bytes"]}
+        )
+
+    monkeypatch.setattr(_mcp_server, "serve_http", record)
+    monkeypatch.setenv("WINK_SERVE_MAX_SESSIONS", "7")
+    monkeypatch.setenv("WINK_SERVE_MAX_MESSAGE_BYTES", "5000")
+    target = "examples/notes_agent.py:template"
+    http = ["--transport", "http", "--port", "0"]
+    assert main(["serve", target, *http]) == 0
+    assert (
+        main(["serve", target, *http, "--session-idle-timeout", "2.5", "--max-sessions", "3"]) == 0
+    )
+    assert seen == [
+        {"session_idle_timeout": 600.0, "max_sessions": 7, "max_message_bytes": 5000},
+        {"session_idle_timeout": 2.5, "max_sessions": 3, "max_message_bytes": 5000},
+    ]
+
+
+def test_a_limit_that_is_not_positive_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["serve", "examples/notes_agent.py:template", "--max-sessions", "0"])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "wink: serve --max-sessions: input should be greater than 0 (got '0')\n"
+    )
+
+
 def test_tools_and_sections_are_served_in_a_prompt_of_their_own() -> None:
     from wink.cli.serve import served_prompt
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import socket
 import sys
-from typing import TYPE_CHECKING, Any, Literal
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from pydantic import Field
@@ -27,10 +27,15 @@ __all__ = ["ServeCommand", "served_prompt"]
 
 Transport = Literal["stdio", "http"]
 
+_Limit = TypeVar("_Limit", int, float)
+
 # Named aliases give readable metavars in --help (HOST rather than str).
 HOST = TypeAliasType("HOST", str)
 PORT = TypeAliasType("PORT", int)
 NAME = TypeAliasType("NAME", str)
+SECONDS = TypeAliasType("SECONDS", float)
+COUNT = TypeAliasType("COUNT", int)
+BYTES = TypeAliasType("BYTES", int)
 
 _SERVE_TARGET_HELP = (
     "module:attribute or path/to/file.py:attribute naming a Prompt (with its resources), "
@@ -55,6 +60,31 @@ class ServeCommand(Command):
         description="http: port to listen on, 0 for a free one [setting: serve_port, else 8000]",
     )
     name: NAME = Field("", description="server name clients see; empty: the prompt's name")
+    session_idle_timeout: SECONDS | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="http: close a session idle this long "
+        "[setting: serve_session_idle_timeout, else 600]",
+    )
+    max_sessions: COUNT | None = Field(
+        None,
+        gt=0,
+        description="http: sessions kept; one more ends the least recently used idle one "
+        "[setting: serve_max_sessions, else 1000]",
+    )
+    max_message_bytes: BYTES | None = Field(
+        None,
+        gt=0,
+        description="longest stdio line or HTTP body read; longer ones are refused "
+        "[setting: serve_max_message_bytes, else 4194304]",
+    )
+    max_in_flight: COUNT | None = Field(
+        None,
+        gt=0,
+        description="stdio: requests run at once; further lines wait "
+        "[setting: serve_max_in_flight, else 64]",
+    )
 
     def run(self, settings: WinkSettings) -> int:
         """Serve until the client closes stdin (stdio) or the process is interrupted (http)."""
@@ -62,13 +92,19 @@ class ServeCommand(Command):
 
         _log_to_stderr()
         transport = self.transport or settings.serve_transport
+        max_message_bytes = _chosen(self.max_message_bytes, settings.serve_max_message_bytes)
         if transport == "stdio":
             # stdout is the protocol from the first byte: what the target prints while
             # it loads, renders or runs (at the Python or descriptor level) goes to stderr.
             with mcp.protocol_stdout() as stdout:
                 served = self._server()
                 _announce(f"serving {_tools(served)} of {served.name!r} over stdio")
-                anyio.run(mcp.serve_stdio, served, stdout)
+                serve = partial(
+                    mcp.serve_stdio,
+                    max_message_bytes=max_message_bytes,
+                    max_in_flight=_chosen(self.max_in_flight, settings.serve_max_in_flight),
+                )
+                anyio.run(serve, served, stdout)
             return 0
         served = self._server()
         host = self.host or settings.serve_host
@@ -86,7 +122,18 @@ class ServeCommand(Command):
         _announce(
             f"serving {_tools(served)} of {served.name!r} on http://{shown_host}:{bound_port}/mcp"
         )
-        anyio.run(_serve_http, served, host, sock)
+        serve = partial(
+            mcp.serve_http,
+            served,
+            host=host,
+            sock=sock,
+            session_idle_timeout=_chosen(
+                self.session_idle_timeout, settings.serve_session_idle_timeout
+            ),
+            max_sessions=_chosen(self.max_sessions, settings.serve_max_sessions),
+            max_message_bytes=max_message_bytes,
+        )
+        anyio.run(serve)
         return 0
 
     def _server(self) -> PromptServer:
@@ -144,10 +191,9 @@ def _tools_in(value: object) -> tuple[Tool[Any, Any], ...] | None:
     return None
 
 
-async def _serve_http(served: PromptServer, host: str, sock: socket.socket) -> None:
-    from wink.providers import mcp
-
-    await mcp.serve_http(served, host=host, sock=sock)
+def _chosen(flag: _Limit | None, setting: _Limit) -> _Limit:
+    """The command line's value, else the setting's."""
+    return setting if flag is None else flag
 
 
 def _log_to_stderr() -> None:

@@ -91,6 +91,14 @@ class WinkSettings(BaseSettings):
     """Address ``wink serve --transport http`` listens on when ``--host`` is not given."""
     serve_port: int = Field(8000, ge=0, le=65535)
     """Port ``wink serve --transport http`` listens on when ``--port`` is not given (0: free)."""
+    serve_session_idle_timeout: float = Field(600.0, gt=0, allow_inf_nan=False)
+    """Seconds an HTTP session of ``wink serve`` may stay idle before it is closed."""
+    serve_max_sessions: int = Field(1000, gt=0)
+    """HTTP sessions ``wink serve`` keeps; one more ends the least recently used idle one."""
+    serve_max_message_bytes: int = Field(4 * 1024 * 1024, gt=0)
+    """Longest message ``wink serve`` reads (a stdio line, an HTTP body); longer is refused."""
+    serve_max_in_flight: int = Field(64, gt=0)
+    """Requests of a stdio client ``wink serve`` runs at once; further lines wait."""
     max_line_bytes: int = Field(DEFAULT_MAX_LINE_BYTES, gt=0)
     """Longest line ``wink validate`` reads; a longer one is reported and skipped."""
 

@@ -25,18 +25,25 @@ so policy state such as read-before-write belongs to that client:
 The instances passed in as the prompt's resources are shared by every client; a
 lazily built singleton is one per session, so each client's own. They are closed
 when the last transport stops (``with prompt.resources``).
+
+Limits: what a client can hold is bounded. Over HTTP (``http_app``), a session
+with no request in flight for ``session_idle_timeout`` is closed and at most
+``max_sessions`` are kept, the least recently used idle one making room for a new
+client; over stdio, a line is at most ``max_message_bytes`` and at most
+``max_in_flight`` requests run at once. Malformed input is answered with a
+JSON-RPC error on both, never dropped.
 """
 
 from __future__ import annotations
 
-import io
 import logging
+import math
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -44,11 +51,12 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.models import InitializationOptions
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from wink.errors import DeadlineExceededError, PromptEvaluationError, VisibilityExpansionRequired
 from wink.prompt import Prompt, RenderedPrompt
-from wink.providers._stdio import protocol_stdout
+from wink.providers._stdio import protocol_stdin, protocol_stdout
 from wink.providers.mcp import call_tool_result, tool_specs
 from wink.runtime.budget import BudgetExceededError
 from wink.runtime.call import ToolCall
@@ -57,9 +65,35 @@ from wink.runtime.executor import ToolExecutor
 from wink.runtime.session import Session
 from wink.tools import ToolResult
 
-__all__ = ["PromptServer", "bind_http_socket", "serve_http", "serve_stdio", "server"]
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "PromptServer",
+    "bind_http_socket",
+    "http_app",
+    "serve_http",
+    "serve_stdio",
+    "server",
+]
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_SESSION_IDLE_TIMEOUT = 600.0
+"""Seconds an HTTP session may go with no request in flight before it is closed (10 minutes)."""
+
+DEFAULT_MAX_SESSIONS = 1000
+"""HTTP sessions kept at once; a new one beyond ends the least recently used idle one."""
+
+DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""Longest message read: a stdio line or an HTTP request body (the ``mcp`` package's 4 MiB)."""
+
+DEFAULT_MAX_IN_FLIGHT = 64
+"""Requests of one stdio client served at once; further lines wait to be read."""
 
 _STOPPED = (
     PromptEvaluationError,
@@ -312,30 +346,39 @@ def server(
     )
 
 
-async def serve_stdio(served: Server[Any], stdout: BinaryIO | None = None) -> None:
+async def serve_stdio(
+    served: Server[Any],
+    stdout: BinaryIO | None = None,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+) -> None:
     """Serve ``served`` over this process's stdin and stdout until stdin closes.
 
     While serving, anything else written to stdout (a handler's ``print``, a
     library's or a child process's output) goes to stderr, so it cannot corrupt
-    the protocol stream (see ``protocol_stdout``). ``stdout`` is the protocol
-    stream of a ``protocol_stdout()`` the caller already holds, to divert what
-    loading and rendering the served code prints as well.
+    the protocol stream (see ``protocol_stdout``), and fd 0 reads the null device
+    (see ``protocol_stdin``). ``stdout`` is the protocol stream of a
+    ``protocol_stdout()`` the caller already holds, to divert what loading and
+    rendering the served code prints as well.
+
+    A line longer than ``max_message_bytes``, not UTF-8, not JSON or no JSON-RPC
+    message is answered with a JSON-RPC error and serving goes on; at most
+    ``max_in_flight`` requests are served at once (see ``wink.providers._mcp_stdio``).
     """
     if stdout is None:
         with protocol_stdout() as owned:
-            await serve_stdio(served, owned)
+            await serve_stdio(
+                served, owned, max_message_bytes=max_message_bytes, max_in_flight=max_in_flight
+            )
         return
-    from mcp.server.stdio import stdio_server
+    from wink.providers._mcp_stdio import stdio_streams
 
-    text = io.TextIOWrapper(stdout, encoding="utf-8")
-    try:
-        async with stdio_server(stdout=anyio.wrap_file(text)) as (read_stream, write_stream):
+    with protocol_stdin() as stdin:
+        async with stdio_streams(
+            stdin, stdout, max_line_bytes=max_message_bytes, max_in_flight=max_in_flight
+        ) as (read_stream, write_stream):
             await served.run(read_stream, write_stream, served.create_initialization_options())
-    finally:
-        # The stream belongs to protocol_stdout: flush it, leave it open.
-        with suppress(OSError, ValueError):
-            text.flush()
-        text.detach()
 
 
 def bind_http_socket(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
@@ -352,6 +395,44 @@ def bind_http_socket(host: str = "127.0.0.1", port: int = 8000) -> socket.socket
     return sock
 
 
+def http_app(
+    served: Server[Any],
+    *,
+    path: str = "/mcp",
+    host: str = "127.0.0.1",
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
+    max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> Starlette:
+    """The ASGI app serving ``served`` over Streamable HTTP at ``path``.
+
+    The ``mcp`` package's own app (``streamable_http_app``), with limits on what
+    clients can hold: a session with no request in flight for
+    ``session_idle_timeout`` seconds is closed (its wink session released); at most
+    ``max_sessions`` are kept, and a client opening one more ends the least
+    recently used session that has no request in flight, so clients that leave
+    without closing cannot lock others out (only when every session is busy is
+    the newcomer refused, 503). A request body longer than ``max_message_bytes``
+    is refused (413). ``None`` turns the timeout or the cap off. Raises
+    ``ValueError`` for a limit that is not positive.
+    """
+    _check_limits(session_idle_timeout, max_sessions, max_message_bytes)
+    app = served.streamable_http_app(
+        streamable_http_path=path,
+        host=host,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+        max_request_body_size=max_message_bytes,
+    )
+    if max_sessions is not None:
+        from wink.providers._mcp_sessions import SessionLimit
+
+        app.add_middleware(
+            SessionLimit, manager=served.session_manager, max_sessions=max_sessions, path=path
+        )
+    return app
+
+
 async def serve_http(
     served: Server[Any],
     *,
@@ -359,22 +440,48 @@ async def serve_http(
     port: int = 8000,
     sock: socket.socket | None = None,
     path: str = "/mcp",
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
+    max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> None:
     """Serve ``served`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
     ``sock`` (from ``bind_http_socket``) is served instead of binding ``host``:``port``.
-    Runs uvicorn with its own logging off: wink's log records go where the
-    application's logging sends them.
+    The limits are ``http_app``'s. Runs uvicorn with its own logging off: wink's
+    log records go where the application's logging sends them.
     """
     import uvicorn
 
-    app = served.streamable_http_app(streamable_http_path=path, host=host)
+    app = http_app(
+        served,
+        path=path,
+        host=host,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+        max_message_bytes=max_message_bytes,
+    )
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
     listening = sock if sock is not None else bind_http_socket(host, port)
     try:
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
         listening.close()
+
+
+def _check_limits(
+    session_idle_timeout: float | None, max_sessions: int | None, max_message_bytes: int
+) -> None:
+    if session_idle_timeout is not None and not (
+        math.isfinite(session_idle_timeout) and session_idle_timeout > 0
+    ):
+        raise ValueError(
+            f"session_idle_timeout must be a positive number of seconds or None, "
+            f"got {session_idle_timeout!r}"
+        )
+    if max_sessions is not None and max_sessions <= 0:
+        raise ValueError(f"max_sessions must be positive or None, got {max_sessions!r}")
+    if max_message_bytes <= 0:
+        raise ValueError(f"max_message_bytes must be positive, got {max_message_bytes!r}")
 
 
 def _execute(executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:

@@ -5,6 +5,8 @@ a handler's ``print``, a library's banner, a child process's output. While the
 protocol runs, its stream is a private duplicate of file descriptor 1; fd 1
 itself points at stderr and ``sys.stdout`` is ``sys.stderr``, so whatever else
 writes to stdout, at the Python level or the descriptor level, lands on stderr.
+``protocol_stdin`` keeps stdin the same way: the protocol reads a private
+duplicate and fd 0 reads the null device.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import BinaryIO
 
-__all__ = ["protocol_stdout"]
+__all__ = ["protocol_stdin", "protocol_stdout"]
 
 
 @contextmanager
@@ -49,6 +51,34 @@ def protocol_stdout() -> Iterator[BinaryIO]:
             os.dup2(protocol_fd, 1)
         finally:
             os.close(protocol_fd)
+
+
+@contextmanager
+def protocol_stdin() -> Iterator[BinaryIO]:
+    """Own this process's stdin for a protocol: yield its stream; fd 0 reads the null device.
+
+    A handler, or a child process it starts, that reads stdin gets end of input
+    instead of taking the client's messages. On exit fd 0 is restored. The private
+    duplicate stays open: a thread still blocked reading it when serving ends must
+    not find its descriptor closed and reused under it. Raises ``OSError`` when the
+    process has no stdin.
+    """
+    protocol_fd = _duplicate_above_standard(0)
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+    except BaseException:
+        os.close(protocol_fd)
+        raise
+    try:
+        # Not closed on exit, for the reason above; closefd=False keeps the duplicate
+        # open when the stream is collected.
+        yield open(protocol_fd, "rb", closefd=False)  # noqa: SIM115
+    finally:
+        os.dup2(protocol_fd, 0)
 
 
 def _duplicate_above_standard(fd: int) -> int:

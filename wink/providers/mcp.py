@@ -17,8 +17,9 @@ only, and clients that show ``structuredContent`` to the model will show it.
 
 ``server(prompt)`` serves a prompt's tools with the ``mcp`` package's own server:
 one wink ``Session`` per client, every call through a ``ToolExecutor``;
-``serve_stdio`` and ``serve_http`` run it (see ``PromptServer``); over stdio,
-``protocol_stdout`` keeps stdout for the protocol and sends all else to stderr.
+``serve_stdio`` and ``serve_http`` (``http_app``) run it within limits on what
+clients can hold (see ``PromptServer``); over stdio, ``protocol_stdout`` keeps
+stdout for the protocol and sends all else to stderr.
 """
 
 from __future__ import annotations
@@ -39,18 +40,28 @@ from wink.tools import Tool, ToolResult
 
 if TYPE_CHECKING:
     from wink.providers._mcp_server import (
+        DEFAULT_MAX_IN_FLIGHT,
+        DEFAULT_MAX_MESSAGE_BYTES,
+        DEFAULT_MAX_SESSIONS,
+        DEFAULT_SESSION_IDLE_TIMEOUT,
         PromptServer,
         bind_http_socket,
+        http_app,
         serve_http,
         serve_stdio,
         server,
     )
 
 __all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
     "RESULT_KEY",
     "PromptServer",
     "bind_http_socket",
     "call_tool_result",
+    "http_app",
     "parse_tool_call",
     "protocol_stdout",
     "serve_http",
@@ -59,7 +70,20 @@ __all__ = [
     "tool_specs",
 ]
 
-_SERVING = frozenset({"PromptServer", "bind_http_socket", "serve_http", "serve_stdio", "server"})
+_SERVING = frozenset(
+    {
+        "DEFAULT_MAX_IN_FLIGHT",
+        "DEFAULT_MAX_MESSAGE_BYTES",
+        "DEFAULT_MAX_SESSIONS",
+        "DEFAULT_SESSION_IDLE_TIMEOUT",
+        "PromptServer",
+        "bind_http_socket",
+        "http_app",
+        "serve_http",
+        "serve_stdio",
+        "server",
+    }
+)
 """Names served by ``wink.providers._mcp_server``, which needs the ``mcp`` package."""
 
 RESULT_KEY = "result"
