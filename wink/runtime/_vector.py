@@ -8,6 +8,7 @@ That is what lets a session snapshot be a pointer and a restore a swap.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, Generic, TypeVar, get_args, overload
@@ -75,6 +76,33 @@ class SliceValues(Sequence[T], Generic[T]):
     def _root(self) -> _Node:
         """The trie's root node: versions built from one another share it."""
         return self._trie[2]
+
+    def _grew_from(self, earlier: SliceValues[Any]) -> bool:
+        """Whether this sequence was made from ``earlier`` by appending (through any
+        versions in between), told from the blocks they share in at most 32 value
+        comparisons and one walk down the trie, however many values they hold.
+
+        ``True`` means every value of ``earlier`` is, as the same object, at the same
+        position here. ``False`` may also mean that this sequence holds them without
+        sharing ``earlier``'s blocks (one built anew from its values): compare them then.
+        """
+        size = len(earlier)
+        if len(self) < size:
+            return False
+        offset = earlier._trie[0]
+        if offset:
+            # A full block enters a trie at one position only, from the tail of the one
+            # sequence it was made for; every sequence holding it there was appended to
+            # from that one. So sharing earlier's last block means holding every value
+            # up to its end: the values before it need no comparing.
+            last = offset - _WIDTH
+            if self._leaf(last) is not earlier._leaf(last):
+                return False
+        tail = earlier._tail
+        # Here earlier's tail values sit in the block starting at ``offset``: still the
+        # tail, or a full block of the trie when this sequence has grown past it.
+        block = self._leaf(offset) if self._trie[0] > offset else self._tail
+        return all(map(operator.is_, block[: len(tail)], tail))
 
     def latest(self) -> T | None:
         """The last value, or ``None`` when empty."""

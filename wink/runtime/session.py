@@ -1084,11 +1084,11 @@ def _kept_values(
 ) -> SliceValues[Any]:
     if later is None:
         return _NOTHING if earlier is None else earlier
-    if earlier is None or later is earlier:
-        return later
+    if earlier is None or later is earlier or later._grew_from(earlier):
+        return later  # only appended to: the common case, told without reading the values
     size = len(earlier)
     if len(later) >= size and all(map(operator.is_, islice(later, size), earlier)):
-        return later  # only appended to: the common case
+        return later  # built anew holding the same values first (a clear that removed none)
     seen = {id(value) for value in earlier}
     return earlier.extend(value for value in later if id(value) not in seen)
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import importlib
-import json
+import io
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import IO, Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json
 
 from wink._error_text import bounded, error_message, type_label
-from wink.contract import Contract, ContractViolation, compile_contract
+from wink.contract import Contract, compile_contract
 from wink.errors import PromptValidationError, WinkError
 from wink.runtime._vector import SliceValues
 
@@ -89,40 +89,24 @@ class Snapshot:
 
         Raises ``SnapshotError``, naming the slice and the path of the value, for
         anything ``from_json`` would not read back as it is now (see the guide's
-        "Saving and loading sessions"): every slice is read back and compared before
-        the text is returned.
+        "Saving and loading sessions"): every value is read back and compared before
+        the text is returned. ``write_json`` writes the same bytes to a file.
         """
-        parts: list[str] = []
-        saved: list[tuple[str, SliceValues[Any]]] = []
-        known: dict[str, type[Any]] = {}
-        for kind, slice_map in (("state", self.state), ("log", self.log)):
-            for slice_type, values in slice_map.items():
-                key = _type_key(slice_type)
-                if key in known:
-                    # from_json would find the name twice and could not tell them apart.
-                    raise SnapshotError(
-                        f"slice {bounded(key)} cannot be written as JSON: "
-                        + (
-                            "it is both a state and a log slice"
-                            if known[key] is slice_type
-                            else "another slice type has the same module and name"
-                        )
-                    )
-                parts.append(_slice_text(slice_type, key, kind, values))
-                saved.append((key, values))
-                known[key] = slice_type
-        text = f'{{"version":{SNAPSHOT_VERSION},"slices":[{",".join(parts)}]}}'
-        try:
-            entries = _slice_entries(_parse_document(text))
-        except SnapshotError as error:  # too deep, too large a number: say which value
-            for key, values in saved:
-                _refuse_unsavable(key, values)
-            raise SnapshotError(
-                f"the snapshot would not be read back: {error_message(error)}"
-            ) from None
-        for (key, values), entry in zip(saved, entries, strict=True):
-            _check_read_back(key, known[key], values, entry["items"])
-        return text
+        written = io.BytesIO()
+        self.write_json(written)
+        return written.getvalue().decode()
+
+    def write_json(self, file: IO[bytes]) -> None:
+        """Write ``to_json``'s document to ``file`` (opened for binary writing), a block
+        of values at a time: the memory it takes does not grow with the snapshot.
+
+        Each block is read back and compared before it is written; on ``SnapshotError``
+        the file holds the document up to the block refused (write to a temporary file
+        and rename it once written, to keep a previous save whole).
+        """
+        from wink.runtime._snapshot_writer import write_snapshot  # only saving needs it
+
+        write_snapshot(self, file)
 
     @classmethod
     def from_json(cls, text: str | bytes, *, types: Iterable[type[Any]] | None = None) -> Snapshot:
@@ -138,19 +122,23 @@ class Snapshot:
             raise SnapshotError(
                 f"from_json takes the JSON text (str or bytes), got {type_label(text)}"
             )
-        document = _parse_document(text)
+        if isinstance(text, str):
+            text = _utf8(text)
+        return cls.read_json(io.BytesIO(text), types=types)
+
+    @classmethod
+    def read_json(cls, file: IO[bytes], *, types: Iterable[type[Any]] | None = None) -> Snapshot:
+        """Read a snapshot that ``write_json`` (or ``to_json``) wrote, from ``file``
+        (opened for binary reading), a block of values at a time.
+
+        Beyond the values loaded, the memory it takes is bounded: one block of the
+        text and the value being read, never the whole document. ``types`` and errors
+        as for ``from_json``.
+        """
+        from wink.runtime._snapshot_reader import read_snapshot  # only loading needs it
+
         known = None if types is None else _known_types(types)
-        maps: dict[str, dict[type[Any], SliceValues[Any]]] = {"state": {}, "log": {}}
-        seen: dict[type[Any], int] = {}
-        for index, entry in enumerate(_slice_entries(document)):
-            kind, slice_type, values = _load_slice(index, entry, known)
-            if slice_type in seen:
-                raise SnapshotError(
-                    f"slices[{index}]: slice type {bounded(_type_key(slice_type))} appears twice "
-                    f"(also slices[{seen[slice_type]}])"
-                )
-            seen[slice_type] = index
-            maps[kind][slice_type] = values
+        maps = read_snapshot(file, known)
         return cls(maps["state"], maps["log"])
 
 
@@ -190,87 +178,25 @@ def _items_contract(slice_type: type[Any]) -> Contract[Any]:
         ) from None
 
 
-def _slice_text(slice_type: type[Any], key: str, kind: str, values: SliceValues[Any]) -> str:
-    """One slice's JSON object, or ``SnapshotError`` for a value JSON cannot hold."""
-    contract = _items_contract(slice_type)
-    try:
-        items = contract.dump_json(list(values))
-    except Exception:
-        _refuse_unsavable(key, values)
-        raise SnapshotError(
-            f"slice {bounded(key)} cannot be written as JSON: "
-            f"{bounded(_dump_failure(contract, values))}"
-        ) from None
-    return f'{{"type":{json.dumps(key)},"kind":"{kind}","items":{items}}}'
-
-
-def _check_read_back(
-    key: str, slice_type: type[Any], values: SliceValues[Any], items: list[Any]
-) -> None:
-    """Read ``items`` back as ``from_json`` would and compare them with ``values``.
-
-    Only when something differs are the values searched for what JSON cannot hold
-    (the slower walk that names the cause); a clean slice costs one read and one
-    comparison.
-    """
-    # Only writing a snapshot needs these: they load with the first ``to_json``.
-    from wink.runtime._roundtrip import describe, difference
-
-    try:
-        loaded = _items_contract(slice_type).parse(to_json(items))
-    except ContractViolation as error:
-        _refuse_unsavable(key, values)
-        problems = "; ".join(f"{p.path}: {p.reason}" for p in error.problems)
-        raise SnapshotError(
-            f"slice {bounded(key)} cannot be written as JSON: it would not be read back: "
-            f"{bounded(problems)}"
-        ) from None
-    if len(loaded) != len(values):
-        raise SnapshotError(
-            f"slice {bounded(key)} cannot be written as JSON: {len(values)} items would be "
-            "read back "
-            f"as {len(loaded)}"
-        )
-    for position, (before, after) in enumerate(zip(values, loaded, strict=True)):
-        found = difference(before, after, [position])
-        if found is not None:
-            _refuse_unsavable(key, values)
-            raise SnapshotError(_unsavable_message(key, describe(found[0]), found[1]))
-
-
-def _refuse_unsavable(key: str, values: SliceValues[Any]) -> None:
-    """Raise ``SnapshotError`` naming the first value JSON cannot hold, if any."""
-    from wink.runtime._roundtrip import describe, unsavable
-
-    for position, value in enumerate(values):
-        found = unsavable(value, [position])
-        if found is not None:
-            raise SnapshotError(_unsavable_message(key, describe(found[0]), found[1]))
-
-
-def _unsavable_message(key: str, path: str, reason: str) -> str:
-    """Why a slice cannot be written as JSON: the value at ``path``, and why."""
-    return f"slice {bounded(key)} cannot be written as JSON: {bounded(path)}: {bounded(reason)}"
-
-
-def _dump_failure(contract: Contract[Any], values: SliceValues[Any]) -> str:
-    """Which item failed to serialize, and why, in one line."""
-    for position, value in enumerate(values):
-        try:
-            contract.dump_json([value])
-        except Exception as error:
-            text = " ".join(str(error).split())
-            # A serializer's own ValueError says it best; pydantic wraps it in its words.
-            reason = text.rpartition("ValueError: ")[2] or text
-            return f"[{position}]: {reason.removeprefix('<root>: ')}"
-    return "the items cannot be serialized together"
-
-
 def read_document(text: str | bytes | bytearray) -> dict[str, Any]:
     """The decoded JSON of a snapshot, its top level checked (``{"version": 1, "slices":
     ...}``), without reading any slice: ``SnapshotError`` saying where for anything else.
     """
     return _parse_document(text)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, or ``SnapshotError`` saying where a lone surrogate is."""
+    from wink.runtime._json_path import path_at  # only reading a snapshot needs it
+
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise SnapshotError(
+            f"snapshot is not valid JSON: a lone surrogate ({text[error.start]!r}) at "
+            f"{bounded(path_at(text[: error.start], 1, error.start + 1))} "
+            f"(character {error.start})"
+        ) from None
 
 
 def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
@@ -288,14 +214,7 @@ def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
                 f"{bounded(path_at(before, 1, len(before) + 1))}"
             ) from None
     if isinstance(text, str):
-        try:
-            text = text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise SnapshotError(
-                f"snapshot is not valid JSON: a lone surrogate ({text[error.start]!r}) at "
-                f"{bounded(path_at(text[: error.start], 1, error.start + 1))} "
-                f"(character {error.start})"
-            ) from None
+        text = _utf8(text)
     try:
         document = from_json(text, allow_inf_nan=False)
     except ValueError as error:
@@ -315,15 +234,6 @@ def _parse_document(text: str | bytes | bytearray) -> dict[str, Any]:
             f"snapshot: unknown key {unknown[0]!r:.60} (expected version and slices)"
         )
     return document
-
-
-def _slice_entries(document: dict[str, Any]) -> list[Any]:
-    if "slices" not in document:
-        raise SnapshotError("slices: missing (expected a list of slices)")
-    entries = document["slices"]
-    if not isinstance(entries, list):
-        raise SnapshotError(f"slices: expected a list, got {_json_kind(entries)}")
-    return entries
 
 
 _JSON_ERROR = re.compile(r"^(.*) at line (\d+) column (\d+)$")
@@ -351,42 +261,6 @@ def _json_kind(value: object) -> str:
         return "null"
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
     return names.get(type(value), "a list" if isinstance(value, list) else "an object")
-
-
-def _load_slice(
-    index: int, entry: object, known: Mapping[str, type[Any]] | None
-) -> tuple[str, type[Any], SliceValues[Any]]:
-    where = f"slices[{index}]"
-    if not isinstance(entry, dict) or set(entry) != {"type", "kind", "items"}:
-        got = bounded(str(sorted(entry))) if isinstance(entry, dict) else _json_kind(entry)
-        raise SnapshotError(f"{where}: expected an object with type, kind and items, got {got}")
-    kind, name, items = entry["kind"], entry["type"], entry["items"]
-    if kind not in ("state", "log"):
-        raise SnapshotError(f"{where}.kind: must be 'state' or 'log', got {kind!r:.60}")
-    if not isinstance(name, str):
-        raise SnapshotError(f"{where}.type: expected a string, got {_json_kind(name)}")
-    if not isinstance(items, list):
-        raise SnapshotError(f"{where}.items: expected a list, got {_json_kind(items)}")
-    if known is None:
-        slice_type = _import_type(where, name)
-    elif name in known:
-        slice_type = known[name]
-    else:
-        raise SnapshotError(f"{where}: slice type {bounded(name)} is not among the given types")
-    try:
-        values = _items_contract(slice_type).parse(to_json(items))
-    except ContractViolation as error:
-        raise SnapshotError(
-            f"{where} ({bounded(name)}): items do not match the type: {error_message(error)}"
-        ) from None
-    except SnapshotError:
-        raise
-    except Exception as error:  # a validator of the type raised something pydantic passes on
-        text = " ".join(error_message(error).split())
-        raise SnapshotError(
-            f"{where} ({bounded(name)}): reading the items failed: {type_label(error)}: {text}"
-        ) from None
-    return kind, slice_type, SliceValues(values)
 
 
 def _import_type(where: str, name: str) -> type[Any]:
