@@ -1,29 +1,30 @@
-"""The guide's Python blocks run, in order, and their assertions hold.
+"""Each chapter of the guide runs on its own, as a reader would paste it.
 
-All blocks run in one namespace, top to bottom, as a reader following the guide
-would: later sections reuse the types, tools and prompts of earlier ones. The
-namespace is a real module in ``sys.modules`` so that dataclasses and pydantic
-models defined in the blocks resolve their module as they would in a script.
-A block preceded by ``<!-- not-run -->`` is intentionally partial and skipped.
-The blocks run so far are the module's source (in ``linecache``), as a script's
-file would be, so that what reads source (attribute docstrings) finds it.
+A chapter's Python blocks, in order, make one script: ``chapter_NN.py`` in a
+folder of its own, run as ``__main__`` by a fresh interpreter with nothing added
+(no ``from __future__`` import, nothing from the chapters before it). Blank
+lines stand where the guide's prose is, so that a line of the script is the same
+line of ``docs/guide.md`` in a traceback or a mypy message. A block preceded by
+``<!-- not-run -->`` is intentionally partial and skipped. What a chapter shows
+under "prints" is exactly what its script writes to stdout, and every script
+passes ``mypy --strict``, as a user's CI would run it.
 """
 
 from __future__ import annotations
 
-import linecache
 import re
+import subprocess
 import sys
-import types
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.mypy_check import check
+
 GUIDE = Path(__file__).parent.parent / "docs" / "guide.md"
 _BLOCK = re.compile(r"(<!-- not-run -->\s*\n)?```python\n(.*?)```", re.S)
-_MODULE = "wink_docs_guide"
-_SOURCE = "docs/guide.md (its Python blocks)"
+_HEADING = re.compile(r"^## (.*)$", re.M)
+_PRINTS = re.compile(r"^prints\n\n```\n(.*?)```", re.S | re.M)
 
 
 def python_blocks(text: str) -> list[tuple[int, str]]:
@@ -36,16 +37,40 @@ def python_blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
-@pytest.fixture
-def guide_module() -> Iterator[types.ModuleType]:
-    module = types.ModuleType(_MODULE)
-    module.__file__ = _SOURCE
-    sys.modules[_MODULE] = module
-    try:
-        yield module
-    finally:
-        del sys.modules[_MODULE]
-        linecache.cache.pop(_SOURCE, None)
+def chapter_script(text: str) -> str:
+    """A chapter's runnable blocks as one script whose line N is line N of ``text``."""
+    lines: list[str] = []
+    for fence_line, source in python_blocks(text):
+        lines.extend([""] * (fence_line - len(lines)))
+        lines.extend(source.splitlines())
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def chapters(text: str) -> dict[str, str]:
+    """Each ``##`` chapter by its heading, with the lines above it blanked (so that line
+    numbers stay the guide's)."""
+    headings = list(_HEADING.finditer(text))
+    ends = [heading.start() for heading in headings[1:]] + [len(text)]
+    return {
+        heading.group(1): "\n" * text.count("\n", 0, heading.start()) + text[heading.start() : end]
+        for heading, end in zip(headings, ends, strict=True)
+    }
+
+
+def printed(chapter: str) -> str:
+    """What a chapter says its code prints: the blocks after a line "prints"."""
+    return "".join(_PRINTS.findall(chapter))
+
+
+CHAPTERS = {
+    heading: chapter
+    for heading, chapter in chapters(GUIDE.read_text()).items()
+    if python_blocks(chapter)
+}
+
+
+def _file_name(heading: str) -> str:
+    return f"chapter_{int(heading.split('.')[0]):02d}"
 
 
 def test_not_run_marker_skips_only_the_block_after_it() -> None:
@@ -53,12 +78,57 @@ def test_not_run_marker_skips_only_the_block_after_it() -> None:
     assert python_blocks(text) == [(6, "kept\n")]
 
 
-def test_every_python_block_in_the_guide_runs_in_order(guide_module: types.ModuleType) -> None:
-    blocks = python_blocks(GUIDE.read_text())
-    assert len(blocks) >= 14  # one or more per section; fewer means the fences changed
-    seen: list[str] = []
-    for line, source in blocks:
-        seen.extend(source.splitlines(keepends=True))
-        linecache.cache[_SOURCE] = (sum(map(len, seen)), None, list(seen), _SOURCE)
-        code = compile(source, f"docs/guide.md (block at line {line})", "exec")
-        exec(code, guide_module.__dict__)
+def test_a_chapter_script_keeps_the_guide_line_numbers() -> None:
+    text = "## 1. One\n\ntext\n\n```python\na = 1\n```\n\n```python\nb = a\n```\n"
+    assert chapter_script(text) == "\n" * 5 + "a = 1\n" + "\n" * 3 + "b = a\n"
+
+
+def test_chapters_are_split_at_their_headings_with_the_lines_above_blanked() -> None:
+    text = "# Guide\n\n## 1. One\n\nOne.\n## 2. Two\n\nTwo.\n"
+    assert chapters(text) == {
+        "1. One": "\n\n## 1. One\n\nOne.\n",
+        "2. Two": "\n" * 5 + "## 2. Two\n\nTwo.\n",
+    }
+
+
+def test_printed_output_is_the_blocks_after_a_prints_line() -> None:
+    chapter = "## 1. One\n\nprints\n\n```\nfirst\n```\n\n```\nnot shown\n```\n"
+    assert printed(chapter) == "first\n"
+
+
+def test_every_numbered_chapter_but_the_security_one_has_code() -> None:
+    numbers = [int(heading.split(".")[0]) for heading in CHAPTERS]
+    assert numbers == [number for number in range(1, 24)]
+    assert "24. Security: what each part guarantees, and what it does not" not in CHAPTERS
+
+
+@pytest.mark.parametrize("heading", CHAPTERS)
+def test_the_chapter_runs_on_its_own(heading: str, tmp_path: Path) -> None:
+    script = tmp_path / f"{_file_name(heading)}.py"
+    script.write_text(chapter_script(CHAPTERS[heading]))
+    run = subprocess.run(
+        [sys.executable, script.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == printed(CHAPTERS[heading])
+
+
+def test_chapter_18_says_what_its_code_prints() -> None:
+    [chapter] = [chapter for heading, chapter in CHAPTERS.items() if heading.startswith("18.")]
+    assert printed(chapter).splitlines() == [
+        "slices: expected a list, got a number",
+        "snapshot: expected an object with version and slices, got null",
+        "slices[0]: expected an object with type, kind and items, got a list",
+    ]
+
+
+def test_every_chapter_passes_mypy_strict(tmp_path: Path) -> None:
+    scripts = {
+        _file_name(heading): chapter_script(chapter) for heading, chapter in CHAPTERS.items()
+    }
+    assert check(tmp_path, scripts) == []
