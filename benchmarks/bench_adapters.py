@@ -431,6 +431,114 @@ def main() -> None:
             loop_us = min(loop_us, per_call_us(evaluate, number=NUMBER * 4, repeat=1) / 2)
         print(f"{name:18} {sdk_us:18.1f} {loop_us:17.1f} {loop_us / sdk_us:8.1%}")
     print_long_evaluations(prompt, recorded)
+    print_streaming(prompt)
+
+
+STREAM_CHUNKS = 200
+"""Text deltas of the streamed reply timed by ``print_streaming``."""
+
+
+def _sse(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) -> bytes:
+    frames = [
+        (f"event: {event}\n" if event else "") + f"data: {json.dumps(data)}\n\n"
+        for event, data in events
+    ]
+    return ("".join(frames) + ("data: [DONE]\n\n" if done else "")).encode()
+
+
+def _anthropic_stream() -> bytes:
+    message = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }  # fmt: skip
+    events: list[tuple[str | None, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": message}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+    ]  # fmt: skip
+    delta = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "word "},
+    }
+    events += [("content_block_delta", delta)] * STREAM_CHUNKS
+    events += [
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                           "usage": {"output_tokens": STREAM_CHUNKS}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return _sse(events)
+
+
+def _chat_stream() -> bytes:
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-test"}
+    text = {**head, "choices": [{"index": 0, "delta": {"content": "word "}, "finish_reason": None}]}
+    end = {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    usage = {**head, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 200,
+                                              "total_tokens": 210}}  # fmt: skip
+    return _sse([(None, text)] * STREAM_CHUNKS + [(None, end), (None, usage)], done=True)
+
+
+def print_streaming(prompt: Prompt[None]) -> None:
+    """Per chunk of a streamed reply: iterating the SDK's own stream over mocked chunks
+    (the floor), and ``adapter.stream`` over the same chunks (rendering, the request,
+    events and the session record included, spread over the chunks)."""
+    import anthropic
+    import openai
+
+    from wink.providers.anthropic import AnthropicAdapter
+    from wink.providers.openai import OpenAIAdapter
+
+    print()
+    print(f"one streamed answer of {STREAM_CHUNKS} text deltas; figures per chunk")
+    print(f"{'adapter':18} {'SDK stream us':>14} {'wink stream us':>15} {'ratio':>7}")
+    cases: dict[str, tuple[bytes, Callable[[Any], LoopAdapter], Callable[[Any], Any]]] = {
+        "anthropic": (
+            _anthropic_stream(),
+            lambda http: AnthropicAdapter(
+                anthropic.Anthropic(api_key="k", base_url="http://a.test", http_client=http),
+                model="claude-test",
+                max_tokens=1024,
+            ),
+            lambda client: client._client.messages.create(
+                model="claude-test", max_tokens=1024, messages=[], stream=True
+            ),
+        ),
+        "openai chat": (
+            _chat_stream(),
+            lambda http: OpenAIAdapter(
+                openai.OpenAI(api_key="k", base_url="http://o.test/v1", http_client=http),
+                model="gpt-test",
+            ),
+            lambda client: client._client.chat.completions.create(
+                model="gpt-test", messages=[], stream=True
+            ),
+        ),
+    }
+    for name, (body, build, sdk_stream) in cases.items():
+        http = httpx2.Client(
+            transport=httpx2.MockTransport(
+                lambda request, body=body: httpx2.Response(
+                    200, headers={"content-type": "text/event-stream"}, content=body
+                )
+            )
+        )
+        adapter = build(http)
+        session = Session()
+
+        def sdk(adapter: Any = adapter, sdk_stream: Any = sdk_stream) -> object:
+            return sum(1 for _ in sdk_stream(adapter))
+
+        def wink(adapter: LoopAdapter = adapter, session: Session = session) -> object:
+            return sum(1 for _ in adapter.stream(prompt, session=session))
+
+        sdk_us = wink_us = float("inf")
+        for _ in range(REPEAT):  # interleaved, best of each
+            sdk_us = min(sdk_us, per_call_us(sdk, number=20, repeat=1) / STREAM_CHUNKS)
+            wink_us = min(wink_us, per_call_us(wink, number=20, repeat=1) / STREAM_CHUNKS)
+        print(f"{name:18} {sdk_us:14.2f} {wink_us:15.2f} {wink_us / sdk_us:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,14 @@ and is sent each turn's tool results as a ``ToolTurn`` step (run with
 limits, output parsing and retries happen here, once for every provider; a
 provider supplies a ``Conversation`` (request building, reply reading, echoing
 the assistant turn, tool messages) and maps its SDK's errors.
+
+A streamed request (``ModelRequest.stream``) is opened by the driver with
+``open_stream``; the loop then yields ``NEXT_CHUNK`` and is sent each SDK chunk in
+turn (``END_OF_STREAM`` after the last), which it parses with the provider's
+``StreamReader`` into stream events (yielded for the driver to hand on when the
+evaluation streams) and at the end into the whole reply, read like any other. The
+drivers only read chunks: ``stream``/``astream`` and ``evaluate``/``aevaluate``
+(which stream a request when the SDK demands it) share every other step.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import inspect
 import itertools
 import json
 import time
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn, Protocol
@@ -30,6 +38,15 @@ from wink._error_text import bounded, describe_error
 from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered, ProviderToolCall
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse, StopReason
+from wink.adapters.stream import (
+    AnswerRejected,
+    EvaluationFinished,
+    StreamEvent,
+    StreamReader,
+    ToolCallReady,
+    TurnEnded,
+    TurnStarted,
+)
 from wink.contract import Contract, ContractViolation, describe_problems
 from wink.errors import (
     DeadlineExceededError,
@@ -48,8 +65,14 @@ from wink.runtime.session import Session, SliceKind
 from wink.tools import ToolResult
 
 __all__ = [
+    "END_OF_STREAM",
+    "NEXT_CHUNK",
+    "ChunkStream",
     "Conversation",
+    "EvaluationStream",
+    "AsyncEvaluationStream",
     "LoopAdapter",
+    "NextChunk",
     "ModelRequest",
     "ModelTurn",
     "ProviderFailure",
@@ -78,6 +101,39 @@ class ModelRequest:
     """Which request of the evaluation this is, from 1."""
     attempt: int = 0
     """0 for the first try of this request, then 1, 2... for retries."""
+    stream: bool = False
+    """Whether to open it as a stream (``open_stream``) and send the loop its chunks
+    (``NEXT_CHUNK``) rather than the whole reply."""
+
+
+@dataclass(frozen=True, slots=True)
+class NextChunk:
+    """Send the next chunk of the open stream, or ``END_OF_STREAM`` after the last."""
+
+
+NEXT_CHUNK = NextChunk()
+"""The one ``NextChunk`` step."""
+
+
+class _EndOfStream:
+    def __repr__(self) -> str:
+        return "END_OF_STREAM"
+
+
+END_OF_STREAM: Any = _EndOfStream()
+"""What a driver sends for ``NEXT_CHUNK`` once the stream has no chunk left."""
+
+
+class ChunkStream(Protocol):
+    """An SDK stream of chunks, as ``open_stream`` returns it."""
+
+    def __next__(self) -> Any:
+        """The next chunk; ``StopIteration`` after the last."""
+        ...
+
+    def close(self) -> None:
+        """Close the HTTP response (a stream not read to its end must be closed)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +155,9 @@ class ToolTurn:
     """The turn's calls, in the order the model sent them."""
 
 
-Step = ModelRequest | Wait | ToolTurn
-"""What the loop asks its driver to do."""
+Step = ModelRequest | Wait | ToolTurn | NextChunk | StreamEvent
+"""What the loop asks its driver to do; a stream event is handed on to the consumer of
+a streamed evaluation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +200,9 @@ class ProviderFailure:
     phase: EvaluationPhase = "request"
     """``"request"`` when sending failed; ``"response"`` when a reply came but could not
     be read (a body that is not JSON, or not of the reply's shape)."""
+    stream_required: bool = False
+    """The SDK refused to send the request whole and asks for it to be streamed (a
+    request it expects to take too long): the loop sends it again as a stream."""
 
 
 def unexpected_failure(error: Exception) -> ProviderFailure:
@@ -252,6 +312,21 @@ class LoopAdapter(abc.ABC):
         """Wait before a retry, without blocking the event loop."""
         await asyncio.sleep(seconds)
 
+    def open_stream(self, request: ModelRequest) -> ChunkStream:
+        """Send ``request`` with the SDK's streaming call and return its stream of chunks;
+        SDK errors propagate. An adapter that streams overrides it and ``stream_reader``."""
+        raise NotImplementedError(f"the {self.name} adapter cannot stream its replies")
+
+    async def aopen_stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        """``open_stream`` for ``astream``: by default the blocking stream is opened and
+        read in a worker thread; an adapter with an asynchronous client awaits it."""
+        chunks = await asyncio.to_thread(self.open_stream, request)
+        return _read_in_thread(chunks)
+
+    def stream_reader(self) -> StreamReader:
+        """A reader for one reply's chunks (see ``StreamReader``)."""
+        raise NotImplementedError(f"the {self.name} adapter cannot stream its replies")
+
     def evaluate(
         self,
         prompt: Prompt[OutputT],
@@ -273,7 +348,9 @@ class LoopAdapter(abc.ABC):
         (handlers get this adapter as ``context.adapter``); every call of a turn is
         answered in the next request; a turn the provider paused (``stop_reason``
         ``"pause"``) is sent back to be continued, each continuation a request of its
-        own. Raises ``PromptEvaluationError`` with its ``phase`` when the provider
+        own. A request the SDK refuses to send whole (one it expects to take too long)
+        is sent again as a stream and its chunks read into the same reply. Raises
+        ``PromptEvaluationError`` with its ``phase`` when the provider
         fails, a limit is reached, the reply is a refusal, a block or cannot be read,
         tool calls were cut by the token limit (none is run), the answer was cut by it
         (unless ``allow_truncated=True``: the response then says
@@ -294,35 +371,105 @@ class LoopAdapter(abc.ABC):
             raise_handler_errors=raise_handler_errors,
             allow_truncated=allow_truncated,
         )
+        events = self._drive(steps, streaming=False)
+        try:
+            for event in events:
+                if isinstance(event, EvaluationFinished):
+                    response: PromptResponse[OutputT] = event.response
+                    return response
+        finally:
+            events.close()
+        raise AssertionError("an evaluation ends with its response or an error")
+
+    def stream(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
+    ) -> EvaluationStream:
+        """``evaluate`` with every request streamed: iterate the result for the
+        evaluation's events as they happen (see ``wink.adapters.stream``), the last an
+        ``EvaluationFinished`` with the response ``evaluate`` would return.
+
+        The session records the same events, and the next request echoes the same
+        turn, as for replies read whole; the same stop rules and failures apply, a
+        stream that breaks off or holds a chunk that cannot be read being a
+        ``PromptEvaluationError`` with phase ``"response"`` (nothing is retried once
+        a chunk was read). Closing the stream early (``close()``, or leaving its
+        ``with`` block) closes the HTTP response and records the evaluation as stopped;
+        a tool call never runs on partial arguments, and one that ran is recorded whole.
+        """
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+            raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
+            stream=True,
+        )
+        return EvaluationStream(self._drive(steps, streaming=True))
+
+    def _drive(
+        self, steps: Generator[Step, Any, Any], streaming: bool
+    ) -> Generator[StreamEvent, None, None]:
+        """Run ``steps`` with blocking calls, yielding its stream events; without
+        ``streaming`` the only event is the final ``EvaluationFinished``."""
         reply: Any = None
         error: BaseException | None = None
-        while True:
-            try:
-                step = steps.send(reply) if error is None else steps.throw(error)
-            except StopIteration as finished:
-                response: PromptResponse[OutputT] = finished.value
-                return response
-            reply, error = None, None
-            try:
-                if isinstance(step, Wait):
-                    self.sleep(step.seconds)
-                elif isinstance(step, ToolTurn):  # only asked of asynchronous drivers
-                    raise _DriverMisuse(
-                        "evaluate() runs tool calls in place; ToolTurn is for aevaluate()"
-                    )
-                else:
-                    reply = self.send(step)
-                    if inspect.isawaitable(reply):
-                        _close(reply)
+        chunks: ChunkStream | None = None
+        try:
+            while True:
+                try:
+                    step = steps.send(reply) if error is None else steps.throw(error)
+                except StopIteration as finished:
+                    if not streaming:
+                        yield EvaluationFinished(finished.value)
+                    return
+                reply, error = None, None
+                try:
+                    if isinstance(step, NextChunk):
+                        reply = END_OF_STREAM if chunks is None else next(chunks, END_OF_STREAM)
+                        continue
+                    if isinstance(step, ModelRequest):
+                        if chunks is not None:
+                            chunks.close()
+                            chunks = None
+                        if step.stream:
+                            chunks = self.open_stream(step)
+                            _refuse_awaitable(self, chunks, "adapter.astream(...)")
+                        else:
+                            reply = self.send(step)
+                            _refuse_awaitable(self, reply, "await adapter.aevaluate(...)")
+                        continue
+                    if isinstance(step, Wait):
+                        self.sleep(step.seconds)
+                        continue
+                    if isinstance(step, ToolTurn):  # only asked of asynchronous drivers
                         raise _DriverMisuse(
-                            f"the {self.name} adapter sends asynchronously (an async client "
-                            "or model function); use await adapter.aevaluate(...), or give "
-                            "it a synchronous one"
+                            "evaluate() runs tool calls in place; ToolTurn is for aevaluate()"
                         )
-            except BaseException as raised:
-                # The loop maps it, with the provider's help; an interruption ends the
-                # evaluation there, recorded (and its span closed) before it propagates.
-                error = raised
+                except BaseException as raised:
+                    # The loop maps it, with the provider's help; an interruption ends the
+                    # evaluation there, recorded (and its span closed) before it propagates.
+                    error = raised
+                    continue
+                yield step
+        finally:
+            if chunks is not None:
+                chunks.close()
+            steps.close()  # a consumer that stopped early: the evaluation records it
 
     async def aevaluate(
         self,
@@ -357,24 +504,169 @@ class LoopAdapter(abc.ABC):
             allow_truncated=allow_truncated,
             asynchronous=True,
         )
+        events = self._adrive(steps, streaming=False)
+        try:
+            async for event in events:
+                if isinstance(event, EvaluationFinished):
+                    response: PromptResponse[OutputT] = event.response
+                    return response
+        finally:
+            await events.aclose()
+        raise AssertionError("an evaluation ends with its response or an error")
+
+    def astream(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
+    ) -> AsyncEvaluationStream:
+        """``stream``'s twin for a running event loop (``async for`` and ``async with``),
+        running tool calls as ``aevaluate`` does."""
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+            raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
+            asynchronous=True,
+            stream=True,
+        )
+        return AsyncEvaluationStream(self._adrive(steps, streaming=True))
+
+    async def _adrive(
+        self, steps: Generator[Step, Any, Any], streaming: bool
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``_drive`` awaiting each request, chunk, wait and tool turn."""
         reply: Any = None
         error: BaseException | None = None
+        chunks: AsyncGenerator[Any, None] | None = None
+        try:
+            while True:
+                try:
+                    step = steps.send(reply) if error is None else steps.throw(error)
+                except StopIteration as finished:
+                    if not streaming:
+                        yield EvaluationFinished(finished.value)
+                    return
+                reply, error = None, None
+                try:
+                    if isinstance(step, NextChunk):
+                        reply = (
+                            END_OF_STREAM if chunks is None else await anext(chunks, END_OF_STREAM)
+                        )
+                        continue
+                    if isinstance(step, ModelRequest):
+                        if chunks is not None:
+                            await chunks.aclose()
+                            chunks = None
+                        if step.stream:
+                            chunks = await self.aopen_stream(step)
+                        else:
+                            reply = await self.asend(step)
+                        continue
+                    if isinstance(step, Wait):
+                        await self.asleep(step.seconds)
+                        continue
+                    if isinstance(step, ToolTurn):
+                        reply = await step.executor.aexecute_all(step.calls)
+                        continue
+                except BaseException as raised:  # the loop maps it; a cancellation is recorded
+                    error = raised
+                    continue
+                yield step
+        finally:
+            if chunks is not None:
+                await chunks.aclose()
+            steps.close()
+
+
+class EvaluationStream:
+    """The events of a streamed evaluation (``adapter.stream``): iterate it, and close it
+    (or use it in a ``with`` block) to stop early."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: Generator[StreamEvent, None, None]) -> None:
+        self._events = events
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        return self._events
+
+    def __next__(self) -> StreamEvent:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop the evaluation: the HTTP response is closed, the session records it."""
+        self._events.close()
+
+    def __enter__(self) -> EvaluationStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AsyncEvaluationStream:
+    """The events of a streamed evaluation (``adapter.astream``): ``async for`` over it,
+    and ``aclose()`` it (or use it in an ``async with`` block) to stop early."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: AsyncGenerator[StreamEvent, None]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self._events
+
+    async def __anext__(self) -> StreamEvent:
+        return await anext(self._events)
+
+    async def aclose(self) -> None:
+        """Stop the evaluation: the HTTP response is closed, the session records it."""
+        await self._events.aclose()
+
+    async def __aenter__(self) -> AsyncEvaluationStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+async def _read_in_thread(chunks: ChunkStream) -> AsyncGenerator[Any, None]:
+    """A blocking stream read chunk by chunk in a worker thread."""
+    try:
         while True:
-            try:
-                step = steps.send(reply) if error is None else steps.throw(error)
-            except StopIteration as finished:
-                response: PromptResponse[OutputT] = finished.value
-                return response
-            reply, error = None, None
-            try:
-                if isinstance(step, Wait):
-                    await self.asleep(step.seconds)
-                elif isinstance(step, ToolTurn):
-                    reply = await step.executor.aexecute_all(step.calls)
-                else:
-                    reply = await self.asend(step)
-            except BaseException as raised:  # the loop maps it; a cancellation is recorded
-                error = raised
+            chunk = await asyncio.to_thread(_next_chunk, chunks)
+            if chunk is END_OF_STREAM:
+                return
+            yield chunk
+    finally:
+        chunks.close()
+
+
+def _next_chunk(chunks: ChunkStream) -> Any:
+    return next(chunks, END_OF_STREAM)
+
+
+def _refuse_awaitable(adapter: LoopAdapter, value: object, instead: str) -> None:
+    if inspect.isawaitable(value):
+        _close(value)
+        raise _DriverMisuse(
+            f"the {adapter.name} adapter sends asynchronously (an async client "
+            f"or model function); use {instead}, or give it a synchronous one"
+        )
 
 
 def evaluation_steps(
@@ -390,9 +682,12 @@ def evaluation_steps(
     raise_handler_errors: bool = False,
     asynchronous: bool = False,
     allow_truncated: bool = False,
+    stream: bool = False,
 ) -> Generator[Step, Any, PromptResponse[OutputT]]:
     """The loop of one evaluation, as steps for a driver (see the module docstring);
-    with ``asynchronous``, tool calls are yielded as ``ToolTurn`` steps."""
+    with ``asynchronous``, tool calls are yielded as ``ToolTurn`` steps; with
+    ``stream``, every request is streamed and the stream events are yielded, the last
+    an ``EvaluationFinished``."""
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
     if output_retries < 0:
@@ -409,6 +704,7 @@ def evaluation_steps(
     )
     evaluation.asynchronous = asynchronous
     evaluation.allow_truncated = allow_truncated
+    evaluation.streaming = stream
     return evaluation.steps(messages)
 
 
@@ -449,6 +745,8 @@ class _Evaluation:
         self.span = telemetry.EvaluationSpan(None)
         self.asynchronous = False
         self.allow_truncated = False
+        self.streaming = False
+        """Every request is streamed and the stream events are yielded."""
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         started_at = utc_now()
@@ -462,12 +760,18 @@ class _Evaluation:
             self.span = span
             try:
                 response = yield from self._run(messages)
+            except GeneratorExit:
+                # The driver was closed: a stream's consumer stopped reading it.
+                self._executed(started_at, None, None, _CLOSED_EARLY)
+                raise
             except BaseException as error:
                 phase = error.phase if isinstance(error, PromptEvaluationError) else None
                 self._executed(started_at, None, None, f"{type(error).__name__}: {error}", phase)
                 raise
             self._executed(started_at, response.text, response.output)
-            return response
+        if self.streaming:
+            yield EvaluationFinished(response)  # after the span: the evaluation is over
+        return response
 
     def _run(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         rendered = self.prompt.render()
@@ -496,13 +800,29 @@ class _Evaluation:
                     "max_turns",
                 )
             turn = yield from self._request(conversation)
+            if self.streaming:
+                yield TurnEnded(
+                    self.turns,
+                    turn.text,
+                    turn.calls,
+                    turn.usage,
+                    turn.stop_reason,
+                    turn.raw_stop_reason,
+                )
             self._check_stop(turn)
             if turn.calls:
+                if self.streaming:
+                    for call in turn.calls:
+                        yield ToolCallReady(call)
                 if self.asynchronous:
                     results = yield from self._tool_turn(executor, turn.calls)
                     answers = list(zip(turn.calls, results, strict=True))
                 else:
-                    answers = [(call, self._execute(executor, call)) for call in turn.calls]
+                    answers = []
+                    for call in turn.calls:
+                        answers.append((call, self._execute(executor, call)))
+                        if self.streaming:
+                            yield self.tool_results[-1]
                 self._answer(conversation.answer_tools, turn, answers)
                 paused.clear()
                 continue
@@ -526,6 +846,8 @@ class _Evaluation:
                     turn.reply,
                 )
             refused += 1
+            if self.streaming:
+                yield AnswerRejected(self.turns, problem)
             self._answer(conversation.answer_invalid_output, turn, _correction(problem))
 
     def _check_stop(self, turn: ModelTurn) -> None:
@@ -579,18 +901,26 @@ class _Evaluation:
         body = conversation.request()
         self.turns += 1
         requested_at = utc_now()
+        if self.streaming:
+            yield TurnStarted(self.turns)
         attempt = 0
+        stream = self.streaming
         while True:
             timeout = self._time_left(f"request {self.turns}")
             try:
-                reply = yield ModelRequest(body, timeout, self.turns, attempt)
+                reply = yield ModelRequest(body, timeout, self.turns, attempt, stream)
+                if stream:
+                    reply = yield from self._read_stream()
                 break
-            except _DriverMisuse:
-                raise  # a mistake of the caller, not of the provider
+            except (_DriverMisuse, PromptEvaluationError):
+                raise  # a mistake of the caller, or a stream already placed
             except Exception as error:
                 failure = self.adapter.describe_error(error)
                 if failure is None:
                     raise
+                if failure.stream_required and not stream:
+                    stream = True  # the same request, sent as a stream
+                    continue
                 if failure.phase == "response":
                     raise self._error(
                         f"response {self.turns} from {self.adapter.name} cannot be read: "
@@ -639,6 +969,57 @@ class _Evaluation:
         )
         self._record_usage(turn)
         return turn
+
+    def _read_stream(self) -> Generator[Step, Any, Any]:
+        """The chunks of an open stream parsed into stream events (yielded when the
+        evaluation streams) and, at the end, into the whole reply. A failure before the
+        first chunk propagates as the request's (nothing was read: it may be retried);
+        after it, the stream broke off and the evaluation stops."""
+        reader = self.adapter.stream_reader()
+        streaming = self.streaming
+        read = 0
+        while True:
+            try:
+                chunk = yield NEXT_CHUNK
+            except Exception as error:
+                if read == 0:
+                    raise
+                failure = self.adapter.describe_error(error)
+                message = describe_error(error) if failure is None else failure.message
+                raise self._error(
+                    f"response {self.turns} from {self.adapter.name} broke off after "
+                    f"chunk {read}: {message}",
+                    "response",
+                    None if failure is None else failure.payload,
+                ) from error
+            if chunk is END_OF_STREAM:
+                break
+            read += 1
+            try:
+                events = reader.feed(chunk)
+            except UnusableResponse as error:  # the provider said, mid-stream, it failed
+                raise self._error(
+                    f"response {self.turns} from {self.adapter.name}: {error} (chunk {read})",
+                    "response",
+                    error.payload,
+                ) from None
+            except Exception as error:
+                raise self._error(
+                    f"response {self.turns} from {self.adapter.name}: chunk {read} of the "
+                    f"stream cannot be read: {describe_error(error)}",
+                    "response",
+                    chunk,
+                ) from error
+            if streaming:
+                yield from events
+        try:
+            return reader.reply()
+        except UnusableResponse as error:
+            raise self._error(
+                f"response {self.turns} from {self.adapter.name}: {error} (after chunk {read})",
+                "response",
+                error.payload,
+            ) from None
 
     def _time_left(self, activity: str, needed: float = 0.0) -> float | None:
         """Seconds before the deadline (``None`` without one), if ``needed`` fit in them."""
@@ -690,6 +1071,8 @@ class _Evaluation:
             raise self._error(str(error), _phase_of(error)) from error
         for call, result in zip(calls, results, strict=True):
             self.tool_results.append(_invoked(self.session, result, call))
+            if self.streaming:
+                yield self.tool_results[-1]
         return results
 
     def _response(
@@ -741,6 +1124,9 @@ class _Evaluation:
             tuple(self.exchanges),
         )
         self.session.dispatch(event)
+
+
+_CLOSED_EARLY = "the stream was closed before the evaluation finished"
 
 
 def _earliest(deadline: Deadline | None, tracker: BudgetTracker | None) -> Deadline | None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from wink.adapters import (
+    ChunkStream,
     Conversation,
     LoopAdapter,
     ModelRequest,
@@ -17,6 +18,7 @@ from wink.adapters import (
     ProviderFailure,
     ProviderToolCall,
     StopReason,
+    StreamReader,
     unexpected_failure,
 )
 from wink.adapters.loop import ToolAnswers
@@ -28,6 +30,7 @@ from wink.providers._payload import fill_call_ids, list_field, object_field, tok
 from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
+from wink.providers._streams import AnthropicStreamReader, closing_chunks
 from wink.providers._strict import make_strict
 from wink.runtime.budget import TokenUsage
 
@@ -50,9 +53,9 @@ class AnthropicAdapter(LoopAdapter):
     (``stop_reason`` ``"pause_turn"``) is sent back to be continued. Other keyword
     arguments (``temperature``, ``thinking``...) go into every request.
 
-    A request the SDK would refuse to send without streaming (a ``max_tokens`` it
-    expects to take over 10 minutes) is sent with ``client.messages.stream`` and its
-    final message read as the reply.
+    A request the SDK refuses to send without streaming (a ``max_tokens`` it expects
+    to take over 10 minutes) is sent again as a stream, read into the same reply as
+    ``stream`` reads it.
     """
 
     def __init__(
@@ -104,29 +107,30 @@ class AnthropicAdapter(LoopAdapter):
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
-        client = self._client_for(request)
-        if self._async_client:
-            return client.messages.create(**request.body)  # evaluate() says to use aevaluate()
-        try:
-            return client.messages.create(**request.body)
-        except ValueError as error:
-            if not _needs_streaming(error):
-                raise
-        with client.messages.stream(**request.body) as stream:
-            return stream.get_final_message()
+        return self._client_for(request).messages.create(**request.body)
 
     async def asend(self, request: ModelRequest) -> Any:
         """``send`` awaited with an ``AsyncAnthropic`` client; in a worker thread otherwise."""
         if not self._async_client:
             return await super().asend(request)
-        client = self._client_for(request)
-        try:
-            return await client.messages.create(**request.body)
-        except ValueError as error:
-            if not _needs_streaming(error):
-                raise
-        async with client.messages.stream(**request.body) as stream:
-            return await stream.get_final_message()
+        return await self.send(request)
+
+    def open_stream(self, request: ModelRequest) -> ChunkStream:
+        """The SDK's streaming call (``messages.create(stream=True)``)."""
+        stream: ChunkStream = self._client_for(request).messages.create(**request.body, stream=True)
+        return stream
+
+    async def aopen_stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        """``open_stream`` awaited with an ``AsyncAnthropic`` client; in a worker thread
+        otherwise."""
+        if not self._async_client:
+            return await super().aopen_stream(request)
+        stream: Any = self.open_stream(request)
+        return closing_chunks(await stream)
+
+    def stream_reader(self) -> StreamReader:
+        """A reader of Messages API events."""
+        return AnthropicStreamReader(self._sdk.types.Message)
 
     def _client_for(self, request: ModelRequest) -> Any:
         if request.timeout is None:
@@ -135,7 +139,10 @@ class AnthropicAdapter(LoopAdapter):
 
     def describe_error(self, error: Exception) -> ProviderFailure:
         """An ``anthropic`` SDK error as a failure (rate limits, 5xx, connections
-        retryable); any other exception of the call as one that is not retried."""
+        retryable); the SDK's refusal to send a long request whole as one to stream;
+        any other exception of the call as one that is not retried."""
+        if isinstance(error, ValueError) and _needs_streaming(error):
+            return ProviderFailure(str(error), stream_required=True)
         return http_failure(error, self._sdk) or unexpected_failure(error)
 
 

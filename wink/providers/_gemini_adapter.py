@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from wink.adapters import (
+    ChunkStream,
     Conversation,
     LoopAdapter,
     ModelRequest,
@@ -16,6 +17,7 @@ from wink.adapters import (
     ProviderFailure,
     ProviderToolCall,
     StopReason,
+    StreamReader,
     UnusableResponse,
     unexpected_failure,
 )
@@ -26,6 +28,7 @@ from wink.providers._inline import object_root
 from wink.providers._payload import list_field, object_at, object_field, token_count
 from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import retryable_status
+from wink.providers._streams import GeminiStreamReader
 from wink.runtime.budget import TokenUsage
 
 __all__ = ["GeminiAdapter"]
@@ -105,6 +108,22 @@ class GeminiAdapter(LoopAdapter):
     async def asend(self, request: ModelRequest) -> Any:
         """``send`` through the client's async half, ``client.aio``."""
         return await self._client.aio.models.generate_content(**self._body(request))
+
+    def open_stream(self, request: ModelRequest) -> ChunkStream:
+        """``generate_content_stream`` (it sends the request when its first chunk is read)."""
+        stream: ChunkStream = self._client.models.generate_content_stream(**self._body(request))
+        return stream
+
+    async def aopen_stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        """``generate_content_stream`` through the client's async half, ``client.aio``."""
+        stream: AsyncGenerator[Any, None] = await self._client.aio.models.generate_content_stream(
+            **self._body(request)
+        )
+        return stream
+
+    def stream_reader(self) -> StreamReader:
+        """A reader of ``generate_content_stream`` chunks."""
+        return GeminiStreamReader(self._types.GenerateContentResponse)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body = dict(request.body)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wink.adapters import (
+    ChunkStream,
     Conversation,
     LoopAdapter,
     ModelRequest,
@@ -17,6 +18,7 @@ from wink.adapters import (
     ProviderFailure,
     ProviderToolCall,
     StopReason,
+    StreamReader,
     UnusableResponse,
     unexpected_failure,
 )
@@ -38,6 +40,7 @@ from wink.providers._payload import (
 from wink.providers._replies import provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
+from wink.providers._streams import ChatStreamReader, ResponsesStreamReader, closing_chunks
 from wink.providers._strict import make_strict
 from wink.runtime.budget import TokenUsage
 
@@ -133,6 +136,35 @@ class OpenAIAdapter(LoopAdapter):
         if self._async_client:
             return await self.send(request)
         return await super().asend(request)
+
+    def open_stream(self, request: ModelRequest) -> ChunkStream:
+        """The SDK's streaming call (``stream=True``; Chat Completions asks for the usage
+        in the last chunk)."""
+        client = self._client
+        if request.timeout is not None:
+            client = client.with_options(timeout=request.timeout, max_retries=0)
+        if self.api == "chat":
+            options = {**request.body.get("stream_options", {}), "include_usage": True}
+            stream: ChunkStream = client.chat.completions.create(
+                **request.body, stream=True, stream_options=options
+            )
+            return stream
+        responses: ChunkStream = client.responses.create(**request.body, stream=True)
+        return responses
+
+    async def aopen_stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        """``open_stream`` awaited with an ``AsyncOpenAI`` client; in a worker thread
+        otherwise."""
+        if not self._async_client:
+            return await super().aopen_stream(request)
+        stream: Any = self.open_stream(request)
+        return closing_chunks(await stream)
+
+    def stream_reader(self) -> StreamReader:
+        """A reader of Chat Completions chunks or Responses API events."""
+        if self.api == "chat":
+            return ChatStreamReader(self._sdk.types.chat.ChatCompletion)
+        return ResponsesStreamReader()
 
     def describe_error(self, error: Exception) -> ProviderFailure:
         """An ``openai`` SDK error as a failure (rate limits, 5xx, connections

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from itertools import count, islice
 from typing import Any, overload
@@ -21,6 +30,13 @@ from wink.adapters.loop import (
     ToolAnswers,
 )
 from wink.adapters.response import StopReason
+from wink.adapters.stream import (
+    StreamEvent,
+    StreamReader,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+)
 from wink.contract import Contract, JsonSchema
 from wink.errors import WinkError
 from wink.prompt import RenderedPrompt
@@ -225,7 +241,8 @@ class FunctionAdapter(LoopAdapter):
 
     ``function(model_input)`` returns a ``Reply``; raise ``ProviderError`` to play a
     provider failure. An ``async def`` function works with ``aevaluate``. Every input
-    is kept in ``inputs`` for assertions.
+    is kept in ``inputs`` for assertions. ``stream`` and ``astream`` play each reply
+    as a stream: its text word by word, then each tool call whole.
     """
 
     def __init__(
@@ -267,6 +284,24 @@ class FunctionAdapter(LoopAdapter):
             reply = await reply
         return _as_reply(reply, self._usage)
 
+    def open_stream(self, request: ModelRequest) -> Any:
+        """The reply to ``request`` as chunks: its text word by word, then its calls."""
+        reply = self._function(self._input_of(request))
+        if inspect.isawaitable(reply):
+            return reply  # an async function: stream() says to use astream()
+        return _chunks_of(_as_reply(reply, self._usage))
+
+    async def aopen_stream(self, request: ModelRequest) -> AsyncGenerator[Any, None]:
+        """``open_stream``, awaiting the function when it is async."""
+        reply = self._function(self._input_of(request))
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return _achunks_of(_as_reply(reply, self._usage))
+
+    def stream_reader(self) -> StreamReader:
+        """A reader of the chunks ``open_stream`` makes."""
+        return _ScriptReader()
+
     def _input_of(self, request: ModelRequest) -> ModelInput:
         model_input: ModelInput = request.body["input"]
         with self._lock:
@@ -304,6 +339,46 @@ class ScriptedAdapter(FunctionAdapter):
         reply = self._script[self._next]
         self._next += 1
         return reply
+
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _chunks_of(reply: ModelReply) -> Iterator[Any]:
+    """A reply as a stream: each word of its text (with its spaces), each call, then the
+    reply itself."""
+    if reply.text:
+        yield from _WORDS.findall(reply.text)
+    yield from reply.calls
+    yield reply
+
+
+async def _achunks_of(reply: ModelReply) -> AsyncGenerator[Any, None]:
+    for chunk in _chunks_of(reply):
+        yield chunk
+
+
+class _ScriptReader:
+    """Reads ``_chunks_of``: text pieces, whole calls, and last the reply."""
+
+    def __init__(self) -> None:
+        self._reply: ModelReply | None = None
+        self._calls = 0
+
+    def feed(self, chunk: Any) -> Sequence[StreamEvent]:
+        if isinstance(chunk, str):
+            return (TextDelta(chunk),)
+        if isinstance(chunk, ToolCall):
+            index = self._calls
+            self._calls += 1
+            arguments = chunk.arguments
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            return (ToolCallStarted(index, chunk.call_id, chunk.name), ToolCallDelta(index, text))
+        self._reply = chunk
+        return ()
+
+    def reply(self) -> Any:
+        return self._reply
 
 
 def _as_reply(reply: Reply, usage: TokenUsage) -> ModelReply:
