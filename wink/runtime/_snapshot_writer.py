@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import IO, Any
 
@@ -78,16 +78,17 @@ def _slices_of(snapshot: Snapshot) -> list[_Slice]:
 
 
 def _checked_blocks(
-    key: str, contract: Contract[Any], values: SliceValues[Any]
+    key: str, contract: Contract[Any], values: Iterable[Any], first: int = 0
 ) -> Iterator[tuple[int, str]]:
     """``(position of its first value, its items' text without the brackets)`` for each
-    block of ``values``, each one checked to read back as it is."""
+    block of ``values``, each one checked to read back as it is; ``first``: the
+    position of the first value in its slice (a store writes the values a call added)."""
     taken = iter(values)
-    start, size = 0, _FIRST_BLOCK
+    start, size = first, _FIRST_BLOCK
     while block := list(islice(taken, size)):
         text = _dumped(key, contract, block, start)
         _check_read_back(key, contract, block, start, text)
-        yield start, text[1:-1]
+        yield start - first, text[1:-1]
         start += len(block)
         # Aim each block at about _BLOCK_BYTES of text, whatever the values weigh.
         if len(text) < _BLOCK_BYTES // 2:

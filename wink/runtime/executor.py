@@ -52,7 +52,7 @@ from wink.prompt import Prompt, RenderedPrompt
 from wink.resources import Snapshotable
 from wink.runtime._admission import _Admission, _Plan, _plan_of, _validate_policies
 from wink.runtime._executor_state import _ExecutorState
-from wink.runtime._transaction import _ainvoke, _invoke, _Prepared, _Saved
+from wink.runtime._transaction import _ainvoke, _in_thread, _invoke, _Prepared, _Saved
 from wink.runtime._turns import (
     CallLock,
     CallTree,
@@ -65,7 +65,7 @@ from wink.runtime.budget import BudgetTracker
 from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Clock, Deadline, utc_now
 from wink.runtime.events import ToolInvoked
-from wink.runtime.session import Session
+from wink.runtime.session import Session, entered_call, left_call
 from wink.tools import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -269,6 +269,8 @@ class ToolExecutor(_Admission):
             and not resources.lazy_singletons
             # Its versions name positions in one history: it is told in one order.
             and not self._session.keeps_history
+            # A stored session stores each call as one version, in order.
+            and self._session._store is None
         )
 
     async def _overlap(self, calls: tuple[ToolCall, ...]) -> list[ToolResult[Any]]:
@@ -366,6 +368,7 @@ class ToolExecutor(_Admission):
         if tree is None or tree.done:
             tree = CallTree()
             token = set_call_tree(tree)
+        entered = entered_call(self._session)  # a stored session stores top-level calls only
         try:
             # The session's turn, and those of the resources the call will snapshot.
             locks = self._locks_of(self._resources.snapshotables())
@@ -387,6 +390,7 @@ class ToolExecutor(_Admission):
                 return self._finished(prepared, error=error)
             return self._finished(prepared, returned)
         finally:
+            left_call(entered)
             if token is not None:
                 tree.release_all()
                 reset_call_tree(token)
@@ -399,6 +403,8 @@ class ToolExecutor(_Admission):
         if tree is None or tree.done:
             tree = CallTree()
             token = set_call_tree(tree)
+        entered = entered_call(self._session)
+        stored = self._session._store is not None
         try:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
@@ -406,7 +412,7 @@ class ToolExecutor(_Admission):
                     await _wait_for(tree, locks, self._turn_timeout)
                 except BaseException as error:
                     return self._not_started(call, error, started_at)
-            if self._direct:
+            if self._direct and not stored:
                 plan = self._plans.get(call.name)
                 if plan is not None and plan.awaitable:
                     return await self._arun_direct(plan, tree, call, started_at)
@@ -417,8 +423,11 @@ class ToolExecutor(_Admission):
                 returned = await _ainvoke(prepared)
             except BaseException as error:  # cancellation included: rolled back
                 return self._finished(prepared, error=error)
+            if stored:  # the commit writes to the store: off the event loop
+                return await _in_thread(self._finished, prepared, returned)  # type: ignore[no-any-return]  # a ToolResult
             return self._finished(prepared, returned)
         finally:
+            left_call(entered)
             if token is not None:
                 tree.release_all()
                 reset_call_tree(token)

@@ -28,8 +28,9 @@ import enum
 import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar, Token
 from itertools import islice
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 from uuid import uuid4
 
 from pydantic import BaseModel
@@ -43,6 +44,9 @@ from wink.runtime.events import ToolInvoked
 from wink.runtime.history import RESTORE, UPDATE, SliceVersion
 from wink.runtime.observers import Observer, SessionObservers
 from wink.runtime.snapshot import Snapshot, SnapshotError, _share_views, _type_key
+
+if TYPE_CHECKING:
+    from wink.store import SessionStore
 
 __all__ = ["Reducer", "Session", "SliceAccessor", "SliceKind"]
 
@@ -171,6 +175,7 @@ class Session:
         "_origin",
         "_outside",
         "_routes",
+        "_store",
         "session_id",
     )
 
@@ -206,6 +211,8 @@ class Session:
         self._marks: dict[int, tuple[int, Snapshot]] = {}
         # What was changed from outside the call tree holding the session (``_Outside``).
         self._outside: _Outside | None = None
+        # Where committed calls are stored (``Session.open``); None for a session in memory.
+        self._store: _StoreLink | None = None
 
     @staticmethod
     def declare_default(slice_type: type[Any], kind: SliceKind) -> None:
@@ -234,9 +241,11 @@ class Session:
         # so that no code but the session's own runs under it on the direct path.
         event_type = type(event)
         value: object = _NO_VALUE
+        committed_call = False  # a successful ToolInvoked: a stored session stores the call
         if isinstance(event, ToolInvoked):
             result = event.result
             if result.success:
+                committed_call = True
                 candidate = result.value
                 record = _RECORD_TYPES.get(type(candidate))
                 if record is None:
@@ -250,6 +259,7 @@ class Session:
         try:
             if self._applying:
                 self._enter("dispatch")  # raises: a reducer is running
+            before = self._current
             routes = self._routes
             if (
                 self._history_clock is None
@@ -316,6 +326,8 @@ class Session:
                 finally:
                     self._applying = False
                 logged = any(self._kinds.get(t) is _LOG for t in changes)
+            if committed_call and self._store is not None:
+                self._store_call(self._store, before)
             observed = self._observers.active
             if self._ops is not None:
                 self._ops.append((_DISPATCH, event, value_type))
@@ -582,6 +594,120 @@ class Session:
             finally:
                 self._applying = False
 
+    # A stored session (``wink.store``): opened from a store, each committed call stored.
+
+    @classmethod
+    def open(
+        cls,
+        store: SessionStore,
+        session_id: str,
+        *,
+        types: Iterable[type[Any]] | None = None,
+        keep_history: bool = False,
+        clock: Clock = utc_now,
+    ) -> Session:
+        """The session ``session_id`` of ``store``: created there when new, else loaded
+        (its latest snapshot and the changes stored after it).
+
+        From then on, each tool call committed on it is stored, with everything it
+        changed, in one transaction, before the call counts as committed; a call the
+        store refuses (``VersionConflict``: another writer stored a call first) is
+        rolled back and recorded as failed. ``types``: the slice types, when they
+        cannot be imported by name (as for ``Snapshot.from_json``). See the guide's
+        "Sessions that outlive the process".
+        """
+        return store.open_session(session_id, types=types, keep_history=keep_history, clock=clock)
+
+    @classmethod
+    async def aopen(
+        cls,
+        store: SessionStore,
+        session_id: str,
+        *,
+        types: Iterable[type[Any]] | None = None,
+        keep_history: bool = False,
+        clock: Clock = utc_now,
+    ) -> Session:
+        """``open``, reading the store in a worker thread (the event loop goes on)."""
+        import asyncio
+
+        return await asyncio.to_thread(
+            cls.open, store, session_id, types=types, keep_history=keep_history, clock=clock
+        )
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The store this session was opened from (``Session.open``), or ``None``."""
+        link = self._store
+        return None if link is None else link.store
+
+    @property
+    def stored_version(self) -> int | None:
+        """The version stored last (one per stored call or ``persist``), or ``None``
+        for a session that is not stored."""
+        link = self._store
+        return None if link is None else link.version
+
+    def persist(self) -> int:
+        """Store what changed since the last stored version (changes made outside tool
+        calls: seeding, dispatching), and return the stored version; a no-op when
+        nothing changed.
+
+        Raises ``WinkError`` for a session not opened from a store, or while a tool call
+        holds the session (its changes are stored when it commits), and
+        ``VersionConflict`` when another writer stored a version first.
+        """
+        link = self._store
+        if link is None:
+            raise WinkError(
+                f"session {bounded(self.session_id)!r} has no store; "
+                "open it with Session.open(store, session_id)"
+            )
+        with self._lock:
+            if self._call_lock.owner is not None:
+                raise WinkError(
+                    f"session {bounded(self.session_id)!r}: persist() was called while a "
+                    "tool call holds the session; the call's changes are stored when it commits"
+                )
+            link.commit(self._current)
+            return link.version
+
+    async def apersist(self) -> int:
+        """``persist``, writing in a worker thread (the event loop goes on)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.persist)
+
+    def _load_stored(self, snapshot: Snapshot) -> None:
+        """Make a new session's slices those loaded from a store, their kinds adopted,
+        recording no history (``SnapshotError`` for a kind this session declares otherwise)."""
+        with self._lock:
+            self._adopt_kinds(snapshot)
+            self._current = _snapshot_of(
+                snapshot._state, snapshot._log, self._kinds, self._origin, snapshot
+            )
+            self._base = self._current
+
+    def _attach_store(self, link: _StoreLink) -> None:
+        """Store this session's committed calls through ``link`` (``wink.store`` calls it)."""
+        self._store = link
+
+    def _store_call(self, link: _StoreLink, before: Snapshot) -> None:
+        """Store the call whose ``ToolInvoked`` was just applied (under the lock); when
+        the store refuses, put back ``before`` and raise, so that the executor rolls
+        the call back and records it as failed.
+
+        A sub-call's changes are stored with its top-level call: its parent's rollback
+        may still undo them.
+        """
+        if _STORED_CALLS.get().count(self) > 1:
+            return
+        try:
+            link.commit(self._current)
+        except BaseException:
+            self._current = before
+            raise
+
     def __repr__(self) -> str:
         current = self._current
         return (
@@ -606,6 +732,7 @@ class Session:
         fork._origin = self._origin
         fork._routes = self._routes  # shared: a reducer registered by the call is kept
         fork._history_clock = self._history_clock
+        fork._store = None  # a fork's changes are stored once merged (see ``_StoreLink``)
         # Observers see the call's events when they are merged here, not before.
         fork._observers = SessionObservers(fork)
         fork._applying = False
@@ -1101,3 +1228,41 @@ def _name(function: object) -> str:
 def _qualname(cls: type[Any]) -> str:
     """A class's name as messages show it: at most ``MAX_TEXT`` characters."""
     return bounded(cls.__qualname__)
+
+
+class _StoreLink(Protocol):
+    """What a stored session writes through (``wink.store`` makes it)."""
+
+    @property
+    def store(self) -> SessionStore:
+        """The store the session was opened from."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """The version stored last."""
+        ...
+
+    def commit(self, snapshot: Snapshot) -> None:
+        """Store what ``snapshot`` changed since the version stored last, as the next
+        version; raise (``VersionConflict`` and the like) when it cannot be stored."""
+        ...
+
+
+_STORED_CALLS: ContextVar[tuple[Session, ...]] = ContextVar("wink_stored_calls", default=())
+"""The stored sessions whose tool calls are running in this context, one entry per call:
+a session listed more than once is in a sub-call, whose commit is not stored alone."""
+
+
+def entered_call(session: Session) -> Token[tuple[Session, ...]] | None:
+    """Note that a tool call on ``session`` starts (executors call it; ``None`` and
+    nothing noted for a session that is not stored)."""
+    if session._store is None:
+        return None
+    return _STORED_CALLS.set((*_STORED_CALLS.get(), session))
+
+
+def left_call(token: Token[tuple[Session, ...]] | None) -> None:
+    """Note that the call ``entered_call`` noted has ended."""
+    if token is not None:
+        _STORED_CALLS.reset(token)

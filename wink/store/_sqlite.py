@@ -1,0 +1,286 @@
+"""``SqliteStore``: sessions in a SQLite file (stdlib ``sqlite3``), the embedded default.
+
+The file is in WAL mode, so readers never wait for the writer; every write is one
+``BEGIN IMMEDIATE`` transaction, which takes the write lock before reading anything,
+and waits (up to ``busy_timeout``) for another writer instead of failing. So two
+processes writing one file take turns, and never see "database is locked" unless one
+holds the lock that long. Within a process, one connection serves every thread, one
+statement at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from wink._error_text import bounded
+from wink.store._base import FORMAT, StoreBase, checked_id
+from wink.store._protocol import PruneReport, SessionInfo, StoredChange, StoredHistory
+from wink.store.errors import StoreError, VersionConflict
+
+__all__ = ["SCHEMA", "SqliteStore"]
+
+SCHEMA = 1
+"""The version of the tables this wink creates (kept in ``wink_store``)."""
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS wink_store (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS wink_sessions (
+        session_id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        snapshot_version INTEGER NOT NULL,
+        event_count INTEGER NOT NULL,
+        format INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS wink_changes (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        ops TEXT NOT NULL,
+        body TEXT NOT NULL,
+        events INTEGER NOT NULL,
+        PRIMARY KEY (session_id, version)) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS wink_snapshots (
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, version)) WITHOUT ROWID""",
+    "INSERT OR IGNORE INTO wink_store (name, value) VALUES ('schema', 1)",
+)
+
+_BUMP = (
+    "UPDATE wink_sessions SET version = ?, event_count = event_count + ?, updated_at = ?, "
+    "snapshot_version = MAX(snapshot_version, ?) WHERE session_id = ? AND version = ?"
+)
+_ADD_CHANGE = "INSERT INTO wink_changes (session_id, version, ops, body, events) VALUES (?,?,?,?,?)"
+_ADD_SNAPSHOT = "INSERT INTO wink_snapshots (session_id, version, body) VALUES (?, ?, ?)"
+
+
+class SqliteStore(StoreBase):
+    """Sessions in the SQLite file at ``path`` (created when missing)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        snapshot_every: int = 1000,
+        busy_timeout: float = 30.0,
+        synchronous: str = "NORMAL",
+    ) -> None:
+        """``snapshot_every``: store a snapshot with every version that is a multiple of
+        it. ``busy_timeout``: seconds a write waits for another process's. ``synchronous``:
+        ``"NORMAL"`` survives a crash of the process, ``"FULL"`` also one of the machine
+        (each commit waits for the disk).
+        """
+        if not isinstance(snapshot_every, int) or snapshot_every < 1:
+            raise ValueError(f"snapshot_every must be a positive int, got {snapshot_every!r:.60}")
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r:.60}")
+        self._snapshot_every = snapshot_every
+        self.path = str(path)
+        """The file."""
+        self._where = f"SQLite store {bounded(self.path)!r}"
+        self._lock = threading.Lock()
+        try:
+            self._connection = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self._where} cannot be opened: {bounded(str(error))}") from None
+        try:
+            try:
+                self._connection.execute("PRAGMA journal_mode=WAL")
+                self._connection.execute(f"PRAGMA synchronous={synchronous}")
+            except sqlite3.Error as error:
+                raise StoreError(
+                    f"{self._where}: opening it failed: {bounded(str(error))}"
+                ) from None
+            with self._writing("creating its tables") as cursor:
+                for statement in _TABLES:
+                    cursor.execute(statement)
+                found = cursor.execute("SELECT value FROM wink_store WHERE name = 'schema'")
+                schema = found.fetchone()[0]
+        except BaseException:
+            self._connection.close()
+            raise
+        if schema > SCHEMA:
+            self._connection.close()
+            raise StoreError(
+                f"{self._where} was written by a newer wink (schema {schema}; this wink "
+                f"reads schema {SCHEMA}); upgrade wink to open it"
+            )
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    @contextmanager
+    def _writing(self, doing: str) -> Iterator[sqlite3.Cursor]:
+        """A write transaction (``BEGIN IMMEDIATE``), committed when the block ends."""
+        with self._lock:
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                yield cursor
+                cursor.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._roll_back()
+                raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
+            except BaseException:
+                self._roll_back()
+                raise
+
+    @contextmanager
+    def _reading(self, doing: str) -> Iterator[sqlite3.Cursor]:
+        """A read transaction: what it reads is one version of the file."""
+        with self._lock:
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute("BEGIN")
+                yield cursor
+                cursor.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._roll_back()
+                raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
+            except BaseException:
+                self._roll_back()
+                raise
+
+    def _roll_back(self) -> None:
+        if self._connection.in_transaction:
+            # The transaction may be gone with the error that ended it.
+            with contextlib.suppress(sqlite3.Error):
+                self._connection.execute("ROLLBACK")
+
+    def read(self, session_id: str) -> StoredHistory | None:
+        """The latest snapshot of ``session_id`` and the changes after it."""
+        checked_id(session_id)
+        with self._reading(f"reading session {bounded(session_id)!r}") as cursor:
+            row = cursor.execute(
+                "SELECT version, snapshot_version, format FROM wink_sessions WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            version, snapshot_version, layout = row
+            snapshot = None
+            if snapshot_version:
+                found = cursor.execute(
+                    "SELECT body FROM wink_snapshots WHERE session_id = ? AND version = ?",
+                    (session_id, snapshot_version),
+                ).fetchone()
+                snapshot = None if found is None else found[0]
+            changes = tuple(
+                StoredChange(*found)
+                for found in cursor.execute(
+                    "SELECT version, body, ops, events FROM wink_changes WHERE session_id = ? "
+                    "AND version > ? AND version <= ? ORDER BY version",
+                    (session_id, snapshot_version, version),
+                )
+            )
+        return StoredHistory(version, snapshot_version, snapshot, changes, layout)
+
+    def create(self, session_id: str) -> None:
+        """Store ``session_id`` at version 0, unless it is stored already."""
+        checked_id(session_id)
+        now = time.time()
+        with self._writing(f"creating session {bounded(session_id)!r}") as cursor:
+            cursor.execute(
+                "INSERT OR IGNORE INTO wink_sessions VALUES (?, 0, 0, 0, ?, ?, ?)",
+                (session_id, FORMAT, now, now),
+            )
+
+    def append(
+        self, session_id: str, expected: int, change: StoredChange, snapshot: str | None = None
+    ) -> None:
+        """Store ``change`` as version ``expected + 1``, in one transaction."""
+        with self._writing(
+            f"storing version {change.version} of session {session_id!r:.80}"
+        ) as cursor:
+            bumped = cursor.execute(
+                _BUMP,
+                (
+                    change.version,
+                    change.events,
+                    time.time(),
+                    change.version if snapshot is not None else 0,
+                    session_id,
+                    expected,
+                ),
+            )
+            if bumped.rowcount != 1:
+                found = cursor.execute(
+                    "SELECT version FROM wink_sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                raise VersionConflict(session_id, expected, None if found is None else found[0])
+            cursor.execute(
+                _ADD_CHANGE, (session_id, change.version, change.ops, change.body, change.events)
+            )
+            if snapshot is not None:
+                cursor.execute(_ADD_SNAPSHOT, (session_id, change.version, snapshot))
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every stored session, oldest first."""
+        with self._reading("listing sessions") as cursor:
+            rows = cursor.execute(
+                "SELECT session_id, created_at, updated_at, version, event_count, "
+                "snapshot_version FROM wink_sessions ORDER BY created_at, session_id"
+            ).fetchall()
+        return [
+            SessionInfo(name, _utc(created), _utc(updated), version, events, snapshot_version)
+            for name, created, updated, version, events, snapshot_version in rows
+        ]
+
+    def delete(self, session_id: str) -> bool:
+        """Delete ``session_id`` and its history."""
+        checked_id(session_id)
+        with self._writing(f"deleting session {bounded(session_id)!r}") as cursor:
+            for table in ("wink_changes", "wink_snapshots"):
+                cursor.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            deleted = cursor.execute(
+                "DELETE FROM wink_sessions WHERE session_id = ?", (session_id,)
+            ).rowcount
+        return deleted == 1
+
+    def prune(self, *, history: bool = True, updated_before: datetime | None = None) -> PruneReport:
+        """Drop what each latest snapshot holds; delete sessions not updated since a date."""
+        sessions = changes = snapshots = 0
+        with self._writing("pruning") as cursor:
+            if updated_before is not None:
+                cutoff = _epoch(updated_before)
+                old = "SELECT session_id FROM wink_sessions WHERE updated_at < ?"
+                for table in ("wink_changes", "wink_snapshots"):
+                    cursor.execute(f"DELETE FROM {table} WHERE session_id IN ({old})", (cutoff,))
+                sessions = cursor.execute(
+                    "DELETE FROM wink_sessions WHERE updated_at < ?", (cutoff,)
+                ).rowcount
+            if history:
+                changes = cursor.execute(
+                    "DELETE FROM wink_changes WHERE version <= (SELECT snapshot_version "
+                    "FROM wink_sessions s WHERE s.session_id = wink_changes.session_id)"
+                ).rowcount
+                snapshots = cursor.execute(
+                    "DELETE FROM wink_snapshots WHERE version < (SELECT snapshot_version "
+                    "FROM wink_sessions s WHERE s.session_id = wink_snapshots.session_id)"
+                ).rowcount
+        return PruneReport(sessions, changes, snapshots)
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the write-ahead log into the file)."""
+        with self._lock:
+            self._connection.close()
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _epoch(moment: datetime) -> float:
+    if moment.tzinfo is None:
+        raise ValueError(f"prune(updated_before=...) takes an aware datetime, got {moment!r:.80}")
+    return moment.timestamp()
