@@ -39,12 +39,33 @@ def test_export_writes_one_file_per_tool_and_dialect_and_an_index(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = export(capsys, TOOLS, "--out", "schemas")
-    assert out == "wrote 13 files to schemas (0 unchanged, 0 stale removed)\n"
-    dialects = ["anthropic", "gemini", "gemini-openapi", "mcp", "openai-chat", "openai-responses"]
+    assert out == "wrote 15 files to schemas (0 unchanged, 0 stale removed)\n"
+    folders = [
+        "anthropic",
+        "contract",
+        "gemini",
+        "gemini-openapi",
+        "mcp",
+        "openai-chat",
+        "openai-responses",
+    ]
     assert files_under(tmp_path / "schemas") == sorted(
-        [f"{dialect}/{tool}.json" for dialect in dialects for tool in ("catalog", "search")]
+        [f"{folder}/{tool}.json" for folder in folders for tool in ("catalog", "search")]
         + ["index.json"]
     )
+
+
+def test_contract_file_holds_the_canonical_schemas_of_the_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
+    [search, _] = resolve_targets([TOOLS])
+    assert json.loads((tmp_path / "schemas" / "contract" / "search.json").read_text()) == {
+        "name": "search",
+        "description": "Search the catalogue.",
+        "params": search.params_schema,
+        "result": search.result_schema,
+    }
 
 
 def test_tool_file_holds_the_provider_spec_as_indented_json(
@@ -70,11 +91,19 @@ def test_index_lists_dialects_tools_and_files(
         "tools": {
             "catalog": {
                 "description": "Count entries.",
-                "files": {"openai-chat": "openai-chat/catalog.json", "mcp": "mcp/catalog.json"},
+                "files": {
+                    "contract": "contract/catalog.json",
+                    "openai-chat": "openai-chat/catalog.json",
+                    "mcp": "mcp/catalog.json",
+                },
             },
             "search": {
                 "description": "Search the catalogue.",
-                "files": {"openai-chat": "openai-chat/search.json", "mcp": "mcp/search.json"},
+                "files": {
+                    "contract": "contract/search.json",
+                    "openai-chat": "openai-chat/search.json",
+                    "mcp": "mcp/search.json",
+                },
             },
         },
         "wire": {},
@@ -88,7 +117,7 @@ def test_export_again_rewrites_nothing(tmp_path: Path, capsys: pytest.CaptureFix
         for name in files_under(tmp_path / "schemas")
     }
     assert export(capsys, TOOLS, "--out", "schemas") == (
-        "wrote 0 files to schemas (13 unchanged, 0 stale removed)\n"
+        "wrote 0 files to schemas (15 unchanged, 0 stale removed)\n"
     )
     after = {
         name: (tmp_path / "schemas" / name).read_bytes()
@@ -105,10 +134,11 @@ def test_export_removes_stale_files_of_its_folders_and_keeps_the_users(
     (tmp_path / "schemas" / "extra.json").write_text("{}\n")
     (tmp_path / "schemas" / "mcp" / "notes.json").write_text("{}\n")
     assert export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp") == (
-        "wrote 1 files to schemas (1 unchanged, 4 stale removed)\n"
+        "wrote 1 files to schemas (2 unchanged, 5 stale removed)\n"
     )
     assert files_under(tmp_path / "schemas") == [
         "README.md",
+        "contract/search.json",
         "extra.json",
         "index.json",
         "mcp/search.json",
@@ -122,6 +152,7 @@ def test_export_removes_a_folder_its_stale_files_leave_empty_and_keeps_other_fol
     (tmp_path / "schemas" / "fixtures").mkdir()
     export(capsys, TOOLS, "--out", "schemas", "--dialect", "mcp")
     assert sorted(path.name for path in (tmp_path / "schemas").iterdir()) == [
+        "contract",
         "fixtures",
         "index.json",
         "mcp",
@@ -177,8 +208,14 @@ def test_export_directory_comes_from_settings(
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.wink]\nschema_dir = "specs"\ntargets = ["{TOOLS}"]\ndialects = ["mcp"]\n'
     )
-    assert export(capsys) == "wrote 3 files to specs (0 unchanged, 0 stale removed)\n"
-    assert files_under(tmp_path / "specs") == ["index.json", "mcp/catalog.json", "mcp/search.json"]
+    assert export(capsys) == "wrote 5 files to specs (0 unchanged, 0 stale removed)\n"
+    assert files_under(tmp_path / "specs") == [
+        "contract/catalog.json",
+        "contract/search.json",
+        "index.json",
+        "mcp/catalog.json",
+        "mcp/search.json",
+    ]
 
 
 def test_schema_dir_from_settings_is_under_the_project_root_from_a_subfolder(
@@ -189,10 +226,10 @@ def test_schema_dir_from_settings_is_under_the_project_root_from_a_subfolder(
     )
     (tmp_path / "src").mkdir()
     monkeypatch.chdir(tmp_path / "src")
-    assert export(capsys) == "wrote 3 files to ../specs (0 unchanged, 0 stale removed)\n"
-    assert files_under(tmp_path / "specs") == ["index.json", "mcp/catalog.json", "mcp/search.json"]
+    assert export(capsys) == "wrote 5 files to ../specs (0 unchanged, 0 stale removed)\n"
+    assert (tmp_path / "specs" / "mcp" / "search.json").is_file()
     assert main(["schemas", "check"]) == 0
-    assert capsys.readouterr().out == "../specs is up to date (3 files)\n"
+    assert capsys.readouterr().out == "../specs is up to date (5 files)\n"
 
 
 def test_a_recursive_tool_is_skipped_for_gemini_openapi_with_a_warning_and_a_note(
@@ -210,6 +247,7 @@ def test_a_recursive_tool_is_skipped_for_gemini_openapi_with_a_warning_and_a_not
     assert browse["skipped"] == {"gemini-openapi": reason}
     assert sorted(browse["files"]) == [
         "anthropic",
+        "contract",
         "gemini",
         "mcp",
         "openai-chat",
@@ -255,19 +293,36 @@ def test_check_passes_on_freshly_exported_files(capsys: pytest.CaptureFixture[st
     export(capsys, TOOLS, "--out", "schemas", "--wire")
     assert main(["schemas", "check", TOOLS, "--dir", "schemas", "--wire"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "schemas is up to date (16 files)\n"
+    assert captured.out == "schemas is up to date (18 files)\n"
     assert captured.err == ""
 
 
-def test_check_shows_a_unified_diff_for_a_changed_file(
+def test_a_provider_file_changed_while_the_contract_did_not_is_info(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
     committed = tmp_path / "schemas" / "mcp" / "search.json"
     committed.write_text(committed.read_text().replace("Search the catalogue.", "Search."))
-    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 1
+    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines()[:3] == [
+    assert captured.out == (
+        "schemas differs from the code: 1 change in 1 tool (0 breaking, 0 warning, 1 info)\n"
+        "search:\n"
+        "  info     file-changed: mcp/search.json differs from what the code produces\n"
+    )
+    assert captured.err == ""
+
+
+def test_fail_on_any_fails_on_every_difference_and_diff_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
+    committed = tmp_path / "schemas" / "mcp" / "search.json"
+    committed.write_text(committed.read_text().replace("Search the catalogue.", "Search."))
+    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]
+    assert main([*check, "--fail-on", "any", "--diff"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[3:6] == [
         "--- schemas/mcp/search.json (on disk)",
         "+++ schemas/mcp/search.json (from code)",
         "@@ -1,6 +1,6 @@",
@@ -275,7 +330,8 @@ def test_check_shows_a_unified_diff_for_a_changed_file(
     assert '-  "description": "Search.",' in captured.out.splitlines()
     assert '+  "description": "Search the catalogue.",' in captured.out.splitlines()
     assert captured.err == (
-        "wink: schemas is out of date (1 changed, 0 missing, 0 extra); regenerate it with: "
+        "wink: schemas: 1 change at or above --fail-on any; accept them in an --ignore file, "
+        "or record the new schemas with: "
         f"wink schemas export {TOOLS} --out schemas --dialect openai-chat --dialect mcp\n"
     )
 
@@ -286,13 +342,16 @@ def test_check_reports_missing_and_extra_files(
     export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
     (tmp_path / "schemas" / "mcp" / "catalog.json").unlink()
     (tmp_path / "schemas" / "mcp" / "retired.json").write_text("{}\n")
-    assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 1
+    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS, "--fail-on", "any"]
+    assert main(check) == 1
     captured = capsys.readouterr()
-    assert captured.out == (
-        "missing: schemas/mcp/catalog.json (the code produces it; it is not on disk)\n"
-        "extra: schemas/mcp/retired.json (on disk; no tool or dialect produces it)\n"
-    )
-    assert captured.err.startswith("wink: schemas is out of date (0 changed, 1 missing, 1 extra);")
+    assert captured.out.splitlines()[1:] == [
+        "catalog:",
+        "  info     file-missing: mcp/catalog.json is not on disk; the code produces it",
+        "(files):",
+        "  info     file-extra: mcp/retired.json is on disk; no tool or dialect produces it",
+    ]
+    assert captured.err.startswith("wink: schemas: 2 changes at or above --fail-on any;")
 
 
 def test_check_leaves_json_files_outside_the_dialect_folders_to_the_user(
@@ -303,7 +362,7 @@ def test_check_leaves_json_files_outside_the_dialect_folders_to_the_user(
     (tmp_path / "schemas" / "fixtures").mkdir()
     (tmp_path / "schemas" / "fixtures" / "call.json").write_text("{}\n")
     assert main(["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]) == 0
-    assert capsys.readouterr().out == "schemas is up to date (5 files)\n"
+    assert capsys.readouterr().out == "schemas is up to date (7 files)\n"
 
 
 def test_exporting_again_clears_every_extra_file_check_reports(
@@ -313,27 +372,32 @@ def test_exporting_again_clears_every_extra_file_check_reports(
     (tmp_path / "schemas" / "mcp" / "retired.json").write_text("{}\n")
     (tmp_path / "schemas" / "wire").mkdir()
     (tmp_path / "schemas" / "wire" / "Old.json").write_text("{}\n")
-    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS]
+    check = ["schemas", "check", TOOLS, "--dir", "schemas", *TWO_DIALECTS, "--fail-on", "any"]
     assert main(check) == 1
-    assert capsys.readouterr().out == (
-        "extra: schemas/mcp/retired.json (on disk; no tool or dialect produces it)\n"
-        "extra: schemas/wire/Old.json (on disk; no tool or dialect produces it)\n"
-    )
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "(files):",
+        "  info     file-extra: mcp/retired.json is on disk; no tool or dialect produces it",
+        "  info     file-extra: wire/Old.json is on disk; no tool or dialect produces it",
+    ]
     export(capsys, TOOLS, "--out", "schemas", *TWO_DIALECTS)
     assert main(check) == 0
 
 
-def test_check_catches_a_changed_tool_contract(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_tool_gone_from_the_code_is_breaking_and_a_new_one_is_info(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp")
-    assert (
-        main(["schemas", "check", f"{SHOP}:catalog", "--dir", "schemas", "--dialect", "mcp"]) == 1
-    )
+    check = ["schemas", "check", f"{SHOP}:catalog", "--dir", "schemas", "--dialect", "mcp"]
+    assert main(check) == 1
     captured = capsys.readouterr()
-    assert "missing: schemas/mcp/catalog.json" in captured.out
-    assert "extra: schemas/mcp/search.json" in captured.out
-    assert "--- schemas/index.json (on disk)" in captured.out
+    assert captured.out == (
+        "schemas differs from the code: 2 changes in 2 tools (1 breaking, 0 warning, 1 info)\n"
+        "catalog:\n"
+        "  info     tool-added: tool added\n"
+        "search:\n"
+        "  breaking tool-removed: tool removed; models and clients calling it now get an "
+        "unknown tool\n"
+    )
 
 
 def test_check_with_another_strict_mode_than_the_export_names_both_and_shows_no_diff(
@@ -480,7 +544,11 @@ def test_export_replaces_a_hard_linked_schema_file_and_leaves_the_outside_file(
     assert contents_of(outside) == contents
     written = (tmp_path / "schemas" / "mcp" / "search.json").read_text()
     assert json.loads(written)["name"] == "search"
-    assert files_under(tmp_path / "schemas") == ["index.json", "mcp/search.json"]
+    assert files_under(tmp_path / "schemas") == [
+        "contract/search.json",
+        "index.json",
+        "mcp/search.json",
+    ]
 
 
 def test_export_to_an_out_path_that_is_itself_a_link_writes_into_its_target(
@@ -489,9 +557,13 @@ def test_export_to_an_out_path_that_is_itself_a_link_writes_into_its_target(
     (tmp_path / "real").mkdir()
     (tmp_path / "schemas").symlink_to(tmp_path / "real", target_is_directory=True)
     assert export(capsys, f"{SHOP}:search", "--out", "schemas", "--dialect", "mcp") == (
-        "wrote 2 files to schemas (0 unchanged, 0 stale removed)\n"
+        "wrote 3 files to schemas (0 unchanged, 0 stale removed)\n"
     )
-    assert files_under(tmp_path / "real") == ["index.json", "mcp/search.json"]
+    assert files_under(tmp_path / "real") == [
+        "contract/search.json",
+        "index.json",
+        "mcp/search.json",
+    ]
 
 
 def test_check_through_a_linked_dialect_folder_is_refused(

@@ -14,10 +14,22 @@ from pydantic_settings import CliPositionalArg, CliSubCommand, get_subcommand
 from typing_extensions import TypeAliasType
 
 from wink.cli.dialects import Dialect, GeminiForm, OpenAIApi, command_dialect, export_dialect
+from wink.cli.drift import (
+    FailOn,
+    ToolChange,
+    apply_acceptances,
+    fails,
+    read_acceptances,
+    report_lines,
+)
+from wink.cli.drift import counts as drift_counts
+from wink.cli.drift_check import RecordedBreaks, drift_changes, drift_json, recorded_breaks
 from wink.cli.export import (
+    Drift,
     ExportOptions,
     build_schema_files,
     check_schema_files,
+    committed_contracts,
     committed_options,
     json_text,
     options_mismatch,
@@ -42,6 +54,7 @@ StrictFlag = Literal["auto", "true", "false"]
 
 # Named aliases give readable metavars in --help (DIR rather than Path).
 DIR = TypeAliasType("DIR", Path)
+FILE = TypeAliasType("FILE", Path)
 DIALECT = TypeAliasType("DIALECT", DialectName)
 
 _TARGET_HELP = (
@@ -161,17 +174,33 @@ class ExportCommand(_SchemaFilesOptions):
 
 
 class CheckCommand(_SchemaFilesOptions):
-    """Fail with a diff when the schema directory differs from what the code produces."""
+    """Compare the schema directory with the code, classify each tool change (breaking,
+    warning, info), and fail on those at or above --fail-on."""
 
     directory: DIR | None = Field(
         None,
         alias="dir",
         description="schema directory [setting: schema_dir, else schemas]",
     )
+    fail_on: FailOn = Field(
+        "breaking",
+        description="least severe change that fails the check: breaking, warning, or any "
+        "(every difference, files included)",
+    )
+    format: Literal["text", "json"] = Field("text", description="report as text or as JSON")
+    ignore: FILE | None = Field(
+        None, description="TOML file of accepted changes ([[accept]] rule, tool, pointer, reason)"
+    )
+    recorded: list[FILE] | None = Field(
+        None,
+        description="JSONL file of recorded calls, repeatable: list those the change breaks",
+    )
+    diff: bool = Field(False, description="also print a unified diff of every changed file")
 
     def run(self, settings: WinkSettings) -> int:
-        """Compare and report."""
+        """Compare, classify and report."""
         directory = self.directory or settings.schema_path()
+        acceptances = read_acceptances(self.ignore) if self.ignore is not None else []
         files = self._files(settings)
         if directory.exists() and not directory.is_dir():
             raise CliError(f"schema directory {directory} is not a directory")
@@ -182,14 +211,60 @@ class CheckCommand(_SchemaFilesOptions):
             )
         self._check_options(settings, directory)
         drift = check_schema_files(directory, files)
-        if not drift.found:
-            print(f"{directory} is up to date ({len(files)} files)")
-            return 0
-        sys.stdout.write("".join(drift.report))
-        raise CliError(
-            f"{directory} is out of date ({drift.counts()}); regenerate it with: "
-            f"{self.export_command(settings, self.directory)}"
+        old, old_names = committed_contracts(directory)
+        changes, unused = apply_acceptances(
+            drift_changes(drift, files, old, old_names), acceptances
         )
+        for entry in unused:
+            _report(
+                f"warning: {self.ignore}: no change matches rule {entry.rule!r}, tool "
+                f"{entry.tool!r}, pointer {entry.pointer!r}"
+            )
+        broken = None
+        if self.recorded:
+            with output_to_stderr():
+                broken = recorded_breaks(
+                    self.recorded, _resolve(self.targets, settings), old, changes
+                )
+        failing = [change for change in changes if fails(change, self.fail_on)]
+        if self.format == "json":
+            sys.stdout.write(
+                json_text(drift_json(directory, len(files), changes, self.fail_on, failing, broken))
+            )
+        else:
+            self._print_text(directory, len(files), drift, changes, broken)
+        if failing:
+            raise CliError(
+                f"{directory}: {len(failing)} change{'s' if len(failing) != 1 else ''} at or "
+                f"above --fail-on {self.fail_on}; accept them in an --ignore file, or record "
+                f"the new schemas with: {self.export_command(settings, self.directory)}"
+            )
+        return 0
+
+    def _print_text(
+        self,
+        directory: Path,
+        total: int,
+        drift: Drift,
+        changes: list[ToolChange],
+        broken: RecordedBreaks | None,
+    ) -> None:
+        if not changes:
+            print(f"{directory} is up to date ({total} files)")
+        else:
+            tools = {change.tool for change in changes if change.tool}
+            print(
+                f"{directory} differs from the code: {len(changes)} "
+                f"change{'s' if len(changes) != 1 else ''} in {len(tools)} "
+                f"tool{'s' if len(tools) != 1 else ''} ({drift_counts(changes)})"
+            )
+            for line in report_lines(changes):
+                print(printable(line))
+        if broken is not None:
+            for line in broken.lines():
+                print(printable(line))
+        if self.diff:
+            sys.stdout.write("".join(drift.report))
 
     def _check_options(self, settings: WinkSettings, directory: Path) -> None:
         """Stop before any diff when the check's options are not the export's.
@@ -212,7 +287,9 @@ class SchemasCommand(Command):
     """Export schema files, or check committed ones against the code."""
 
     export: CliSubCommand[ExportCommand] = Field(description="write the schema files")
-    check: CliSubCommand[CheckCommand] = Field(description="fail on drift, with a diff")
+    check: CliSubCommand[CheckCommand] = Field(
+        description="classify schema drift; fail on breaking changes"
+    )
 
     def run(self, settings: WinkSettings) -> int:
         """Run the chosen subcommand."""

@@ -1,12 +1,13 @@
 """Schema files: build them from code, write them, and compare them with committed ones.
 
-The layout under the schema directory is ``<dialect>/<tool>.json`` for every tool
-and dialect, ``wire/<Type>.json`` for wink's wire types (when asked for) and an
+The layout under the schema directory is ``contract/<tool>.json`` for every tool
+(its canonical contract, which drift is classified on), ``<dialect>/<tool>.json``
+for every tool and dialect, ``wire/<Type>.json`` for wink's wire types (when asked for) and an
 ``index.json`` listing them all. Every file is JSON with two-space indents, keys
 in emission order, and a final newline, so the same code always writes the same
 bytes.
 
-wink owns the JSON files in the dialect and ``wire`` folders and those the
+wink owns the JSON files in the ``contract``, dialect and ``wire`` folders and those the
 committed ``index.json`` lists: an export removes the ones the code no longer
 produces, and a check reports them as extra, so re-exporting always clears a
 check. Every other file in the directory is the user's and left alone.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from wink.cli.dialects import Dialect
+from wink.cli.drift import CONTRACT_FOLDER, contract_document
 from wink.cli.failure import CliError
 from wink.cli.schema_directory import SchemaDirectory
 from wink.cli.settings import DIALECT_NAMES
@@ -35,6 +37,7 @@ __all__ = [
     "WriteSummary",
     "build_schema_files",
     "check_schema_files",
+    "committed_contracts",
     "committed_options",
     "json_text",
     "options_mismatch",
@@ -42,7 +45,7 @@ __all__ = [
 ]
 
 INDEX = "index.json"
-_OWNED_FOLDERS = (*DIALECT_NAMES, "wire")
+_OWNED_FOLDERS = (CONTRACT_FOLDER, *DIALECT_NAMES, "wire")
 
 
 def build_schema_files(
@@ -59,6 +62,10 @@ def build_schema_files(
     """
     files: dict[str, str] = {}
     listed: dict[str, dict[str, str]] = {tool.name: {} for tool in tools}
+    for tool in tools:
+        path = f"{CONTRACT_FOLDER}/{tool.name}.json"
+        files[path] = json_text(contract_document(tool))
+        listed[tool.name][CONTRACT_FOLDER] = path
     skipped: dict[str, dict[str, str]] = {tool.name: {} for tool in tools}
     for dialect in dialects:
         kept, recursive = dialect.split_recursive(tools)
@@ -190,6 +197,29 @@ def check_schema_files(directory: Path, files: Mapping[str, str]) -> Drift:
                 f"extra: {directory}/{relative} (on disk; no tool or dialect produces it)\n"
             )
     return drift
+
+
+def committed_contracts(directory: Path) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """The contracts committed in ``directory`` by tool name, and the names of every tool
+    the directory holds (those of an export by an older wink have no contract file)."""
+    schemas = SchemaDirectory(directory)
+    index = _committed_index(schemas)
+    names = set(index["tools"]) if index is not None else set()
+    contracts: dict[str, dict[str, Any]] = {}
+    for relative in sorted(schemas.json_files(CONTRACT_FOLDER)):
+        text = schemas.read(relative)
+        try:
+            document = json.loads(text) if text is not None else None
+        except (ValueError, RecursionError):
+            document = None
+        if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+            raise CliError(
+                f"{directory}/{relative} is not a contract wink wrote; fix it, or delete it "
+                "and run wink schemas export again"
+            )
+        contracts[document["name"]] = document
+        names.add(document["name"])
+    return contracts, names
 
 
 def _owned_files(schemas: SchemaDirectory) -> set[str]:
