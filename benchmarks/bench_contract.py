@@ -22,7 +22,8 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from benchmarks.timing import once_ms, per_call_us
 from wink.contract import compile_contract
 from wink.prompt import MarkdownSection, Prompt, PromptTemplate
-from wink.tools import Tool
+from wink.tools import Tool, ToolContext, ToolResult
+from wink.tools.decorator import tool
 
 TOOLS = 500
 COMPILES = 50
@@ -103,6 +104,84 @@ def bench_compile() -> None:
     print(f"Tool[P, R], fresh params dataclass:    {tool_ms * 1000:9.1f} us/type")
     print(f"  ratio:                               {tool_ms / floor_ms:9.2f} x")
     print(f"compile_contract, cache hit:           {cached_us:9.3f} us")
+
+
+SIGNATURE_DOC = """Search the index.
+
+Args:
+    query: Text to search for
+"""
+
+
+def fresh_signature_handler(index: int, inner: type[Any]) -> Callable[..., Any]:
+    """A new handler whose parameters are the fields of ``fresh_field_params(index, inner)``."""
+
+    def handler(query, limit=10, tags=(), filter=None, *, context):  # type: ignore[no-untyped-def]  # annotated below, with fresh types
+        raise NotImplementedError
+
+    handler.__name__ = handler.__qualname__ = f"tool_{index}"
+    handler.__doc__ = SIGNATURE_DOC
+    handler.__annotations__ = {
+        "query": str,
+        "limit": int,
+        "tags": tuple[str, ...],
+        "filter": inner | None,
+        "context": ToolContext,
+        "return": ToolResult[RESULT],  # type: ignore[valid-type]  # a type built at run time
+    }
+    return handler
+
+
+def fresh_field_params(index: int, inner: type[Any]) -> type[Any]:
+    """The frozen dataclass a user would write for ``fresh_signature_handler(index, inner)``."""
+    return make_dataclass(
+        f"Tool{index}Params",
+        [
+            ("query", str, field(metadata={"description": "Text to search for"})),
+            ("limit", int, field(default=10)),
+            ("tags", tuple[str, ...], field(default=())),
+            ("filter", inner | None, field(default=None)),
+        ],
+        frozen=True,
+    )
+
+
+def fresh_filter(index: int) -> type[Any]:
+    """A new nested dataclass, for the params of tool ``index``."""
+    return make_dataclass(f"Filter{index}", [("field", str), ("value", int, field(default=0))])
+
+
+def _params_handler(params: Any, *, context: ToolContext) -> ToolResult[Any]:
+    raise NotImplementedError
+
+
+def bench_signature_tool() -> None:
+    """Cold cost of ``@tool`` over a handler whose parameters are the fields, next to
+    ``Tool[P, R]`` over the equivalent frozen dataclass, made in the timing as ``@tool``
+    makes its own (taking turns, best of ``ROUNDS``)."""
+    tool(fresh_signature_handler(-1, fresh_filter(-1)))
+    make_tool(-2, fresh_field_params(-2, fresh_filter(-2)))
+    best = dict.fromkeys(("explicit", "signature"), float("inf"))
+    for _ in range(ROUNDS):
+        for name in best:
+            numbers = [next(_fresh) for _ in range(COMPILES)]
+            inners = [fresh_filter(n) for n in numbers]
+            handlers = [fresh_signature_handler(n, i) for n, i in zip(numbers, inners, strict=True)]
+            gc.collect()
+            start = time.perf_counter()
+            if name == "explicit":
+                for n, inner in zip(numbers, inners, strict=True):
+                    params_type = fresh_field_params(n, inner)
+                    Tool[params_type, RESULT](  # type: ignore[valid-type]  # built at run time
+                        name=f"tool_{n}", description="Search the index.", handler=_params_handler
+                    )
+            else:
+                for handler in handlers:
+                    tool(handler)
+            best[name] = min(best[name], (time.perf_counter() - start) * 1e3 / COMPILES)
+    print(f"Tool[P, R], P a fresh frozen dataclass: {best['explicit'] * 1000:9.1f} us/tool")
+    print(f"@tool, the same fields as parameters:   {best['signature'] * 1000:9.1f} us/tool")
+    print(f"  ratio:                               {best['signature'] / best['explicit']:9.2f} x")
 
 
 @dataclass
@@ -214,6 +293,7 @@ def bench_render(tools: list[Tool[Any, Any]]) -> None:
 def main() -> None:
     """Print the figures."""
     bench_compile()
+    bench_signature_tool()
     bench_parse()
     tools = bench_tool_schemas()
     bench_render(tools)

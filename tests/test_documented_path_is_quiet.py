@@ -8,18 +8,14 @@ warning about them); anything else at WARNING, such as a result type without
 from __future__ import annotations
 
 import importlib.util
-import linecache
 import logging
 import re
 import runpy
 import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tests.test_docs_guide import GUIDE, python_blocks
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
@@ -72,24 +68,5 @@ def test_each_example_script_logs_no_warning(
     assert caplog.records == []
 
 
-def test_the_guide_shows_a_model_no_result_type_without_render(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    # The blocks run in one namespace with their source in linecache, as in
-    # tests/test_docs_guide.py (attribute docstrings are read from the source).
-    module = types.ModuleType("wink_docs_guide")
-    module.__file__ = SOURCE
-    seen: list[str] = []
-    sys.modules[module.__name__] = module
-    try:
-        with caplog.at_level(logging.WARNING, logger="wink"):
-            for line, source in python_blocks(GUIDE.read_text()):
-                seen.extend(source.splitlines(keepends=True))
-                linecache.cache[SOURCE] = (sum(map(len, seen)), None, list(seen), SOURCE)
-                code = compile(source, f"docs/guide.md (block at line {line})", "exec")
-                exec(code, vars(module))
-    finally:
-        del sys.modules[module.__name__]
-        linecache.cache.pop(SOURCE, None)
-    messages = [record.getMessage() for record in caplog.records]
-    assert [message for message in messages if MISSING_RENDER in message] == []
+# The guide's chapters are checked the same way, each run as a script, by
+# tests/test_docs_guide.py::test_the_chapter_runs_on_its_own.

@@ -36,7 +36,18 @@ def test_readme_first_example_evaluates_the_prompt_and_prints_the_schema(
         "LookupResult(entity_id='e-1', document_url='https://example.com')",
         "e-1: https://example.com",
     ]
-    assert "'description': 'Global identifier to fetch'" in out[2]
+    assert out[2] == (
+        "{'properties': {'entity_id': {'description': 'Global identifier to fetch', "
+        "'type': 'string'}}, 'required': ['entity_id'], 'type': 'object', "
+        "'additionalProperties': False}"
+    )
+
+
+def test_readme_first_example_shows_the_fields_form_next_to_the_params_class() -> None:
+    source = re.findall(r"```python\n(.*?)```", README, re.S)[0]
+    assert "def lookup_entity(entity_id: str, *, context: ToolContext)" in source
+    assert "def lookup(params: LookupParams, *, context: ToolContext)" in source
+    assert "assert lookup.params_schema == lookup_entity.params_schema" in source
 
 
 def test_readme_cli_commands_name_targets_that_exist() -> None:

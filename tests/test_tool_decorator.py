@@ -158,12 +158,7 @@ def unresolvable(params: NotDefinedAnywhere, *, context: ToolContext) -> ToolRes
     return ToolResult(message="")
 
 
-def no_params(*, context: ToolContext) -> ToolResult[None]:
-    """Search."""
-    return ToolResult(message="")
-
-
-HINT = "def {}(params: ParamsType, *, context: ToolContext) -> ToolResult[ResultType]: ..."
+HINT = "annotate it -> ToolResult[ResultType]"
 
 
 @pytest.mark.parametrize(
@@ -177,34 +172,28 @@ HINT = "def {}(params: ParamsType, *, context: ToolContext) -> ToolResult[Result
         (
             unannotated_params,
             "@tool: handler 'unannotated_params': parameter 'params' has no type annotation; "
-            f"write {HINT.format('unannotated_params')} "
-            "(ParamsType: a pydantic model, a dataclass or None)",
+            "write params: ParamsType (a pydantic model or a dataclass holding the arguments) "
+            "or params: FieldType (str, int, ...) for a tool whose one field is 'params'",
         ),
         (
             no_return_annotation,
-            "@tool: handler 'no_return_annotation' has no return annotation; "
-            f"write {HINT.format('no_return_annotation')}",
+            f"@tool: handler 'no_return_annotation' has no return annotation; {HINT}",
         ),
         (
             bare_result,
             "@tool: handler 'bare_result' is annotated to return ToolResult, not "
-            f"ToolResult[ResultType]; write {HINT.format('bare_result')}",
+            f"ToolResult[ResultType]; {HINT}",
         ),
         (
             plain_return,
             "@tool: handler 'plain_return' is annotated to return SearchResult, not "
-            f"ToolResult[ResultType]; write {HINT.format('plain_return')}",
+            f"ToolResult[ResultType]; {HINT}",
         ),
         (
             unresolvable,
             "@tool: handler 'unresolvable': cannot resolve an annotation (name "
             "'NotDefinedAnywhere' is not defined); define the type at module level, before "
             "the handler",
-        ),
-        (
-            no_params,
-            "@tool: handler 'no_params' takes no params argument; "
-            f"write {HINT.format('no_params')}",
         ),
     ],
 )

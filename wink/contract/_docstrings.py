@@ -20,11 +20,12 @@ import ast
 import inspect
 import itertools
 import linecache
+import re
 from typing import Any
 
 from wink.contract.walk import JsonSchema
 
-__all__ = ["describe_from_docstrings"]
+__all__ = ["argument_descriptions", "describe_from_docstrings", "summary"]
 
 
 def describe_from_docstrings(json_schema: JsonSchema, cls: type[Any]) -> None:
@@ -144,3 +145,109 @@ def _property_names(cls: type[Any], name: str) -> list[str]:
         if isinstance(alias, str)
     ]
     return [*names, name]
+
+
+# Headers of the Google-style sections that list parameters, lowercased.
+_ARGUMENT_HEADERS = frozenset(
+    {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"}
+)
+# Headers that end the summary paragraph too: the other common Google-style sections.
+_SECTION_HEADERS = _ARGUMENT_HEADERS | {
+    "returns",
+    "return",
+    "yields",
+    "raises",
+    "examples",
+    "example",
+    "notes",
+    "note",
+}
+_GOOGLE_ENTRY = re.compile(r"(\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(.*))?")  # name (type): text
+_SPHINX_ENTRY = re.compile(r":param\s+(?:[^:]*\s)?(\w+)\s*:(?:\s+(.*))?")  # :param type name: text
+_SPHINX_FIELD = re.compile(r":\w+")
+
+
+def summary(docstring: str) -> str | None:
+    """The first paragraph of a cleaned docstring (``inspect.getdoc``), its lines
+    joined by spaces, stopping at a section such as ``Args:`` or ``:param x:``."""
+    lines: list[str] = []
+    for line in docstring.strip().splitlines():
+        stripped = line.strip()
+        if not stripped or _is_section_header(stripped) or _SPHINX_FIELD.match(stripped):
+            break
+        lines.append(stripped)
+    return " ".join(lines) or None
+
+
+def argument_descriptions(docstring: str) -> dict[str, str]:
+    """Parameter name to description, from the ``Args:`` sections and ``:param name:``
+    lines of a cleaned docstring (``inspect.getdoc``). An entry's continuation lines
+    are kept as written, less their common indentation; an empty entry is left out."""
+    lines = docstring.splitlines()
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if _is_section_header(stripped) and stripped[:-1].strip().lower() in _ARGUMENT_HEADERS:
+            index = _read_google_section(lines, index, found)
+        elif _SPHINX_ENTRY.match(stripped):
+            index = _read_sphinx_entry(lines, index, found)
+        else:
+            index += 1
+    return found
+
+
+def _is_section_header(stripped: str) -> bool:
+    return stripped.endswith(":") and stripped[:-1].strip().lower() in _SECTION_HEADERS
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _read_google_section(lines: list[str], header: int, found: dict[str, str]) -> int:
+    """Read the entries under the header at ``lines[header]``; the index after them."""
+    outer = _indent(lines[header])
+    index = header + 1
+    entry_indent: int | None = None
+    name: str | None = None
+    text: list[str] = []
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() and _indent(line) <= outer:
+            break
+        if line.strip() and entry_indent is None:
+            entry_indent = _indent(line)
+        entry = _GOOGLE_ENTRY.fullmatch(line.strip())
+        if line.strip() and _indent(line) == entry_indent and entry:
+            _keep(found, name, text)
+            name, text = entry[1], [entry[2] or ""]
+        elif name is not None:
+            text.append(line)
+        index += 1
+    _keep(found, name, text)
+    return index
+
+
+def _read_sphinx_entry(lines: list[str], start: int, found: dict[str, str]) -> int:
+    """Read the ``:param name:`` entry at ``lines[start]``; the index after it."""
+    entry = _SPHINX_ENTRY.match(lines[start].strip())
+    assert entry is not None  # the caller matched it
+    outer = _indent(lines[start])
+    text = [entry[2] or ""]
+    index = start + 1
+    while index < len(lines) and lines[index].strip() and _indent(lines[index]) > outer:
+        text.append(lines[index])
+        index += 1
+    _keep(found, entry[1], text)
+    return index
+
+
+def _keep(found: dict[str, str], name: str | None, text: list[str]) -> None:
+    if name is None:
+        return
+    # The first line follows the name; ``cleandoc`` takes the rest's common indentation.
+    description = inspect.cleandoc("\n".join(text)).strip()
+    if description:
+        found[name] = description
