@@ -14,7 +14,7 @@ from wink.tools import ToolResult
 __all__ = ["RawArguments", "RawText", "ToolInvoked", "recorded_call"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolInvoked:
     """One tool call and its outcome; recorded for every call, failed ones included.
 
@@ -50,6 +50,36 @@ class ToolInvoked:
     with a result that could not be applied), so the session and the resources were
     restored to their state before the call."""
 
+    def __init__(
+        self,
+        prompt_name: str,
+        name: RawText,
+        call_id: RawText | None,
+        params: Any,
+        arguments: RawArguments,
+        result: ToolResult[Any],
+        rendered_output: RawText,
+        started_at: datetime,
+        finished_at: datetime,
+        denied: bool = False,
+        rolled_back: bool = False,
+    ) -> None:
+        # Every call records one: each field is set through its slot's descriptor, not
+        # through ``object.__setattr__`` as a frozen dataclass's own constructor does,
+        # at almost twice the cost. Assigning to a field afterwards still raises
+        # ``FrozenInstanceError``.
+        _set_prompt_name(self, prompt_name)
+        _set_name(self, name)
+        _set_call_id(self, call_id)
+        _set_params(self, params)
+        _set_arguments(self, arguments)
+        _set_result(self, result)
+        _set_rendered_output(self, rendered_output)
+        _set_started_at(self, started_at)
+        _set_finished_at(self, finished_at)
+        _set_denied(self, denied)
+        _set_rolled_back(self, rolled_back)
+
     @property
     def success(self) -> bool:
         """Whether the call succeeded."""
@@ -59,6 +89,21 @@ class ToolInvoked:
     def duration(self) -> timedelta:
         """How long the call took."""
         return self.finished_at - self.started_at
+
+
+# The slots' own setters, for ``ToolInvoked.__init__``.
+_SLOTS = vars(ToolInvoked)
+_set_prompt_name = _SLOTS["prompt_name"].__set__
+_set_name = _SLOTS["name"].__set__
+_set_call_id = _SLOTS["call_id"].__set__
+_set_params = _SLOTS["params"].__set__
+_set_arguments = _SLOTS["arguments"].__set__
+_set_result = _SLOTS["result"].__set__
+_set_rendered_output = _SLOTS["rendered_output"].__set__
+_set_started_at = _SLOTS["started_at"].__set__
+_set_finished_at = _SLOTS["finished_at"].__set__
+_set_denied = _SLOTS["denied"].__set__
+_set_rolled_back = _SLOTS["rolled_back"].__set__
 
 
 def recorded_call(document: Mapping[str, Any]) -> ToolCall:
