@@ -12,7 +12,10 @@ Every call is ``bench_executor``'s ``lookup_entity`` with the same arguments. Ro
 - ``wink.providers.mcp.server``: the same call through wink's executor, run in a
   worker thread;
 - the same server with the handler wrapped in an ``async def``: the call awaited
-  on the server's event loop (``aexecute``), no thread.
+  on the server's event loop (``aexecute``), no thread;
+- over Streamable HTTP on 127.0.0.1, calls per second of wink's server against
+  ``MCPServer``'s, for a client of the initialize handshake (one session) and for
+  a stateless 2026-07-28 client (every request on its own).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import anyio
 import anyio.to_thread
 import mcp
 import mcp_types as types
+import uvicorn
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
@@ -53,6 +57,8 @@ from wink.runtime import ToolCall, ToolExecutor
 ARGUMENTS = {"entity_id": "entity-42", "include_related": True}
 NUMBER = 200
 REPEAT = 5
+HTTP_MODES = {"session": "legacy", "stateless": "2026-07-28"}
+"""The client's ``mode`` for each kind of HTTP client."""
 
 
 def _prompt() -> Prompt:
@@ -117,7 +123,8 @@ def _floor_server() -> Server[Any]:
 
 
 def _high_level_server() -> MCPServer:
-    server = MCPServer("high-level")
+    # Its default configures the root logger at INFO: every HTTP request would be printed.
+    server = MCPServer("high-level", log_level="WARNING")
     context = ToolContext(session=Session())
 
     @server.tool()
@@ -157,6 +164,83 @@ def _tools_call_us(servers: dict[str, Server[Any] | MCPServer]) -> dict[str, flo
             return {label: seconds / NUMBER * 1e6 for label, seconds in best.items()}
 
     return anyio.run(run)
+
+
+def _http_calls_per_second() -> dict[tuple[str, str], float]:
+    """Calls per second of ``tools/call`` over Streamable HTTP, per server and client kind.
+
+    wink's app is served as ``serve_http`` (``wink serve --transport http``) serves
+    it, on a socket from ``bind_http_socket``; ``MCPServer``'s as its own
+    ``run("streamable-http")`` does, on the address uvicorn binds itself. Both run
+    on uvicorn servers built here with ``serve_http``'s settings, so that they can
+    be stopped cleanly (``serve_http`` stops only when cancelled). Servers and
+    clients share this event loop; the clients take turns, batch by batch, each
+    keeping its best batch.
+    """
+    number = max(1, NUMBER // 4)
+
+    async def run() -> dict[tuple[str, str], float]:
+        wink_socket = wink_mcp.bind_http_socket("127.0.0.1", 0)
+        served = {
+            "wink": (wink_mcp.http_app(wink_mcp.server(_prompt())), [wink_socket]),
+            "high_level": (_high_level_server().streamable_http_app(), None),
+        }
+        servers = {
+            label: uvicorn.Server(
+                uvicorn.Config(
+                    app,
+                    host="127.0.0.1",
+                    port=0,
+                    log_config=None,
+                    access_log=False,
+                    lifespan="on",
+                )
+            )
+            for label, (app, _) in served.items()
+        }
+        try:
+            async with anyio.create_task_group() as group:
+                for label, server in servers.items():
+                    group.start_soon(server.serve, served[label][1])
+                try:
+                    urls = {label: await _url_of(server) for label, server in servers.items()}
+                    per_second = await _calls_per_second(urls, number)
+                finally:
+                    for server in servers.values():
+                        server.should_exit = True
+        finally:
+            wink_socket.close()
+        return per_second
+
+    return anyio.run(run)
+
+
+async def _url_of(server: uvicorn.Server) -> str:
+    while not server.started:
+        await anyio.sleep(0.01)
+    sockets = server.servers[0].sockets
+    return f"http://127.0.0.1:{sockets[0].getsockname()[1]}/mcp"
+
+
+async def _calls_per_second(urls: dict[str, str], number: int) -> dict[tuple[str, str], float]:
+    async with AsyncExitStack() as stack:
+        clients = {
+            (label, kind): await stack.enter_async_context(mcp.Client(url, mode=mode))
+            for label, url in urls.items()
+            for kind, mode in HTTP_MODES.items()
+        }
+        for key, client in clients.items():
+            first = await client.call_tool("lookup_entity", ARGUMENTS)
+            if first.is_error:
+                raise RuntimeError(f"{key}: lookup_entity failed: {first.content}")
+        best = dict.fromkeys(clients, float("inf"))
+        for _ in range(REPEAT):
+            for key, client in clients.items():
+                start = time.perf_counter()
+                for _ in range(number):
+                    await client.call_tool("lookup_entity", ARGUMENTS)
+                best[key] = min(best[key], time.perf_counter() - start)
+        return {key: number / seconds for key, seconds in best.items()}
 
 
 def _thread_hop_us() -> float:
@@ -205,6 +289,14 @@ def main() -> None:
         ("   costs more in situ: the loop also serves the client)", ""),
         ("  wink / MCPServer (aim <= 1.5x)", f"{served / high_level:9.2f}x"),
     ]
+    per_second = _http_calls_per_second()
+    for kind in HTTP_MODES:
+        wink_rate, high_level_rate = per_second["wink", kind], per_second["high_level", kind]
+        rows += [
+            (f"HTTP, {kind}: mcp MCPServer", f"{high_level_rate:9.0f} calls/s"),
+            (f"HTTP, {kind}: wink serve", f"{wink_rate:9.0f} calls/s"),
+            (f"  wink / MCPServer, {kind} (aim >= 0.9x)", f"{wink_rate / high_level_rate:9.2f}x"),
+        ]
     for label, figure in rows:
         print(f"{label:<52}{figure}")
 

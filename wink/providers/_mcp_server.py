@@ -382,9 +382,14 @@ async def serve_stdio(
 
 
 def bind_http_socket(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
-    """A listening TCP socket on ``host``:``port`` (``0``: a free port); raises ``OSError``."""
+    """A listening TCP socket on ``host``:``port`` (``0``: a free port); raises ``OSError``.
+
+    Created as ``IPPROTO_TCP`` rather than protocol 0: asyncio turns Nagle's algorithm
+    off (``TCP_NODELAY``) only on connections whose socket names that protocol, and
+    with it on, each small response waits for the client's delayed ACK (~40 ms).
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
@@ -446,12 +451,19 @@ async def serve_http(
 ) -> None:
     """Serve ``served`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
-    ``sock`` (from ``bind_http_socket``) is served instead of binding ``host``:``port``.
-    The limits are ``http_app``'s. Runs uvicorn with its own logging off: wink's
-    log records go where the application's logging sends them.
+    ``sock`` (from ``bind_http_socket``) is served instead of binding ``host``:``port``;
+    an IPv4 or IPv6 stream socket not created as ``IPPROTO_TCP`` raises ``ValueError``
+    (each of its responses would wait ~40 ms, see ``bind_http_socket``). The limits
+    are ``http_app``'s. Runs uvicorn with its own logging off: wink's log records go
+    where the application's logging sends them.
     """
     import uvicorn
 
+    if sock is not None and _delays_responses(sock):
+        raise ValueError(
+            "serve_http() needs a socket created as IPPROTO_TCP, such as bind_http_socket() "
+            "returns: on this one every response would wait for the client's delayed ACK"
+        )
     app = http_app(
         served,
         path=path,
@@ -466,6 +478,15 @@ async def serve_http(
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
         listening.close()
+
+
+def _delays_responses(sock: socket.socket) -> bool:
+    """Whether asyncio would leave Nagle's algorithm on for ``sock``'s connections."""
+    return (
+        sock.family in (socket.AF_INET, socket.AF_INET6)
+        and sock.type == socket.SOCK_STREAM
+        and sock.proto != socket.IPPROTO_TCP
+    )
 
 
 def _check_limits(
