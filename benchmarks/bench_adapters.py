@@ -434,8 +434,12 @@ def main() -> None:
     print_streaming(prompt)
 
 
-STREAM_CHUNKS = 200
-"""Text deltas of the streamed reply timed by ``print_streaming``."""
+SHORT_ANSWER = 200
+LONG_ANSWER = 2_000
+"""Text deltas of the two streamed answers timed by ``print_streaming``: the cost per
+chunk is the slope between them, so what is paid once per answer cancels out."""
+STREAM_NUMBER = 5
+"""Streamed evaluations of the long answer per timing (ten times as many of the short)."""
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) -> bytes:
@@ -446,7 +450,7 @@ def _sse(events: list[tuple[str | None, dict[str, Any]]], done: bool = False) ->
     return ("".join(frames) + ("data: [DONE]\n\n" if done else "")).encode()
 
 
-def _anthropic_stream() -> bytes:
+def _anthropic_stream(deltas: int) -> bytes:
     message = {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
         "content": [], "stop_reason": None, "stop_sequence": None,
@@ -462,83 +466,189 @@ def _anthropic_stream() -> bytes:
         "index": 0,
         "delta": {"type": "text_delta", "text": "word "},
     }
-    events += [("content_block_delta", delta)] * STREAM_CHUNKS
+    events += [("content_block_delta", delta)] * deltas
     events += [
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                           "usage": {"output_tokens": STREAM_CHUNKS}}),
+                           "usage": {"output_tokens": deltas}}),
         ("message_stop", {"type": "message_stop"}),
     ]  # fmt: skip
     return _sse(events)
 
 
-def _chat_stream() -> bytes:
+def _chat_stream(deltas: int) -> bytes:
     head = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-test"}
     text = {**head, "choices": [{"index": 0, "delta": {"content": "word "}, "finish_reason": None}]}
     end = {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-    usage = {**head, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 200,
-                                              "total_tokens": 210}}  # fmt: skip
-    return _sse([(None, text)] * STREAM_CHUNKS + [(None, end), (None, usage)], done=True)
+    usage = {**head, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": deltas,
+                                              "total_tokens": 10 + deltas}}  # fmt: skip
+    return _sse([(None, text)] * deltas + [(None, end), (None, usage)], done=True)
 
 
-def print_streaming(prompt: Prompt[None]) -> None:
-    """Per chunk of a streamed reply: iterating the SDK's own stream over mocked chunks
-    (the floor), and ``adapter.stream`` over the same chunks (rendering, the request,
-    events and the session record included, spread over the chunks)."""
+def _responses_stream(deltas: int) -> bytes:
+    def response(status: str, output: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": "resp_1", "object": "response", "created_at": 0, "model": "gpt-test",
+            "status": status, "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": [],
+            "usage": None if status != "completed" else {
+                "input_tokens": 10, "output_tokens": deltas, "total_tokens": 10 + deltas,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }  # fmt: skip
+
+    def message(status: str, text: str | None) -> dict[str, Any]:
+        content = [] if text is None else [{"type": "output_text", "text": text, "annotations": []}]
+        return {"type": "message", "id": "msg_1", "role": "assistant", "status": status,
+                "content": content}  # fmt: skip
+
+    text = "word " * deltas
+    part = {"type": "output_text", "text": text, "annotations": []}
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    delta = {"type": "response.output_text.delta", **where, "delta": "word ", "logprobs": []}
+    events: list[tuple[str | None, dict[str, Any]]] = [
+        ("response.created", {"type": "response.created",
+                              "response": response("in_progress", [])}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                        "item": message("in_progress", None)}),
+        ("response.content_part.added", {"type": "response.content_part.added", **where,
+                                         "part": {**part, "text": ""}}),
+    ]  # fmt: skip
+    events += [("response.output_text.delta", delta)] * deltas
+    events += [
+        ("response.output_text.done", {"type": "response.output_text.done", **where,
+                                       "text": text, "logprobs": []}),
+        ("response.content_part.done", {"type": "response.content_part.done", **where,
+                                        "part": part}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                       "item": message("completed", text)}),
+        ("response.completed", {"type": "response.completed",
+                                "response": response("completed", [message("completed", text)])}),
+    ]  # fmt: skip
+    for number, (_, data) in enumerate(events):
+        events[number] = (events[number][0], {**data, "sequence_number": number})
+    return _sse(events)
+
+
+def _gemini_stream(deltas: int) -> bytes:
+    def chunk(text: str, done: bool) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+        if done:
+            candidate["finishReason"] = "STOP"
+        return {
+            "candidates": [{**candidate, "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": deltas,
+                              "totalTokenCount": 10 + deltas},
+            "modelVersion": "gemini-test", "responseId": "r1",
+        }  # fmt: skip
+
+    return _sse([(None, chunk("word ", False))] * deltas + [(None, chunk("", True))])
+
+
+def _http(body: bytes) -> httpx2.Client:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    return httpx2.Client(transport=httpx2.MockTransport(answer))
+
+
+def _stream_cases() -> dict[
+    str, tuple[Callable[[int], bytes], Callable[[httpx2.Client], LoopAdapter], Callable[[Any], Any]]
+]:
+    """Per API: its stream body of n deltas, an adapter over an HTTP client, and the SDK's
+    own streaming call through that adapter's client."""
     import anthropic
     import openai
+    from google import genai
 
     from wink.providers.anthropic import AnthropicAdapter
+    from wink.providers.gemini import GeminiAdapter
     from wink.providers.openai import OpenAIAdapter
 
-    print()
-    print(f"one streamed answer of {STREAM_CHUNKS} text deltas; figures per chunk")
-    print(f"{'adapter':18} {'SDK stream us':>14} {'wink stream us':>15} {'ratio':>7}")
-    cases: dict[str, tuple[bytes, Callable[[Any], LoopAdapter], Callable[[Any], Any]]] = {
+    def openai_adapter(api: str) -> Callable[[httpx2.Client], LoopAdapter]:
+        return lambda http: OpenAIAdapter(
+            openai.OpenAI(api_key="k", base_url="http://o.test/v1", http_client=http),
+            model="gpt-test",
+            api=api,  # type: ignore[arg-type]
+        )
+
+    def gemini_adapter(http: httpx2.Client) -> LoopAdapter:
+        options = {"base_url": "http://g.test", "httpx_client": http}
+        return GeminiAdapter(
+            genai.Client(api_key="k", http_options=options),  # type: ignore[arg-type]
+            model="gemini-test",
+        )
+
+    return {
         "anthropic": (
-            _anthropic_stream(),
+            _anthropic_stream,
             lambda http: AnthropicAdapter(
                 anthropic.Anthropic(api_key="k", base_url="http://a.test", http_client=http),
                 model="claude-test",
                 max_tokens=1024,
             ),
-            lambda client: client._client.messages.create(
+            lambda client: client.messages.create(
                 model="claude-test", max_tokens=1024, messages=[], stream=True
             ),
         ),
         "openai chat": (
-            _chat_stream(),
-            lambda http: OpenAIAdapter(
-                openai.OpenAI(api_key="k", base_url="http://o.test/v1", http_client=http),
-                model="gpt-test",
-            ),
-            lambda client: client._client.chat.completions.create(
+            _chat_stream,
+            openai_adapter("chat"),
+            lambda client: client.chat.completions.create(
                 model="gpt-test", messages=[], stream=True
             ),
         ),
+        "openai responses": (
+            _responses_stream,
+            openai_adapter("responses"),
+            lambda client: client.responses.create(model="gpt-test", input="x", stream=True),
+        ),
+        "gemini": (
+            _gemini_stream,
+            gemini_adapter,
+            lambda client: client.models.generate_content_stream(model="gemini-test", contents="x"),
+        ),
     }
-    for name, (body, build, sdk_stream) in cases.items():
-        http = httpx2.Client(
-            transport=httpx2.MockTransport(
-                lambda request, body=body: httpx2.Response(
-                    200, headers={"content-type": "text/event-stream"}, content=body
-                )
-            )
-        )
-        adapter = build(http)
-        session = Session()
 
-        def sdk(adapter: Any = adapter, sdk_stream: Any = sdk_stream) -> object:
-            return sum(1 for _ in sdk_stream(adapter))
 
-        def wink(adapter: LoopAdapter = adapter, session: Session = session) -> object:
-            return sum(1 for _ in adapter.stream(prompt, session=session))
+def print_streaming(prompt: Prompt[None]) -> None:
+    """Per chunk of a streamed answer: iterating the SDK's own stream over mocked chunks
+    (the floor), and ``adapter.stream`` over the same chunks. Each is the slope between a
+    ``SHORT_ANSWER``- and a ``LONG_ANSWER``-delta answer, so that what is paid once per
+    answer (rendering, the request, the session record, the whole reply rebuilt at the
+    end; the SDK's request and response) cancels out."""
+    print()
+    print(
+        f"a streamed answer of {SHORT_ANSWER} and of {LONG_ANSWER:,} text deltas: the cost per "
+        "chunk (the slope between them)"
+    )
+    print(f"{'adapter':18} {'SDK us/chunk':>13} {'wink us/chunk':>14} {'ratio':>7}")
+    span = LONG_ANSWER - SHORT_ANSWER
+    for name, (stream_body, build, sdk_stream) in _stream_cases().items():
+        timings: dict[str, Callable[[], object]] = {}
+        for deltas in (SHORT_ANSWER, LONG_ANSWER):
+            adapter = build(_http(stream_body(deltas)))
+            client = adapter._client  # type: ignore[attr-defined]  # each adapter keeps its SDK client
+            session = Session()
 
-        sdk_us = wink_us = float("inf")
+            def sdk(client: Any = client, sdk_stream: Any = sdk_stream) -> object:
+                return sum(1 for _ in sdk_stream(client))
+
+            def wink(adapter: LoopAdapter = adapter, session: Session = session) -> object:
+                return sum(1 for _ in adapter.stream(prompt, session=session))
+
+            timings[f"sdk {deltas}"] = sdk
+            timings[f"wink {deltas}"] = wink
+        best = dict.fromkeys(timings, float("inf"))
         for _ in range(REPEAT):  # interleaved, best of each
-            sdk_us = min(sdk_us, per_call_us(sdk, number=20, repeat=1) / STREAM_CHUNKS)
-            wink_us = min(wink_us, per_call_us(wink, number=20, repeat=1) / STREAM_CHUNKS)
-        print(f"{name:18} {sdk_us:14.2f} {wink_us:15.2f} {wink_us / sdk_us:6.2f}x")
+            for key, function in timings.items():
+                number = STREAM_NUMBER * (10 if key.endswith(f" {SHORT_ANSWER}") else 1)
+                best[key] = min(best[key], per_call_us(function, number=number, repeat=1))
+        sdk_slope = (best[f"sdk {LONG_ANSWER}"] - best[f"sdk {SHORT_ANSWER}"]) / span
+        wink_slope = (best[f"wink {LONG_ANSWER}"] - best[f"wink {SHORT_ANSWER}"]) / span
+        print(f"{name:18} {sdk_slope:13.2f} {wink_slope:14.2f} {wink_slope / sdk_slope:6.2f}x")
+    print("(target: wink within 1.10x of the SDK's own stream per chunk)")
 
 
 if __name__ == "__main__":
