@@ -31,6 +31,7 @@ SMALL_SIZES: dict[str, dict[str, object]] = {
     "bench_peers": {"NUMBER": 1, "THREAD_NUMBER": 1},
     "bench_providers": {"TOOLS": 3},
     "bench_session": {"SMALL_LOG": 10, "LARGE_LOG": 100, "SAVED_CALLS": 20},
+    "bench_store": {"NUMBER": 1, "REPEAT": 1, "OPENED_EVENTS": 20},
     "bench_telemetry": {"ROUNDS": 1},
 }
 """Per module, the constants that set how much work it does, and a small value for each."""

@@ -229,7 +229,8 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err
     # argparse quotes the choices differently across Python releases.
     assert err.startswith(
-        "wink: argument {tools,schemas,validate,serve,trace}: invalid choice: 'lint' "
+        "wink: argument {tools,schemas,validate,serve,trace,sessions,replay}: "
+        "invalid choice: 'lint' "
     )
     assert err.count("\n") == 1
 
@@ -237,14 +238,18 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
 def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert capsys.readouterr().err == (
-        "wink: choose a command: tools, schemas, validate, serve or trace (see wink --help)\n"
+        "wink: choose a command: tools, schemas, validate, serve, trace, sessions or replay "
+        "(see wink --help)\n"
     )
 
 
 def test_help_lists_the_commands_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("usage: wink [-h] [--version] {tools,schemas,validate,serve,trace} ...")
+    assert out.startswith(
+        "usage: wink [-h] [--version]\n"
+        "            {tools,schemas,validate,serve,trace,sessions,replay} ..."
+    )
     assert "validate recorded tool calls (JSONL)" in out
 
 

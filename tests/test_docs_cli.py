@@ -56,7 +56,8 @@ def test_every_command_has_a_section_of_its_own(capsys: pytest.CaptureFixture[st
         for command in listed.split(",")
         if any(f"wink {command} " in section for section in sections)
     ]
-    assert documented == listed.split(",") == ["tools", "schemas", "validate", "serve", "trace"]
+    expected = ["tools", "schemas", "validate", "serve", "trace", "sessions", "replay"]
+    assert documented == listed.split(",") == expected
 
 
 @pytest.mark.parametrize(
@@ -68,6 +69,12 @@ def test_every_command_has_a_section_of_its_own(capsys: pytest.CaptureFixture[st
         ("validate",),
         ("serve",),
         ("trace",),
+        ("replay",),
+        ("sessions", "list"),
+        ("sessions", "show"),
+        ("sessions", "export"),
+        ("sessions", "delete"),
+        ("sessions", "prune"),
     ],
 )
 def test_every_option_of_a_command_is_documented(

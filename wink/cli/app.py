@@ -22,7 +22,9 @@ from pydantic_settings import (
 
 from wink.cli.commands import Command, SchemasCommand, ToolsCommand, ValidateCommand
 from wink.cli.failure import EXIT_FAILED, EXIT_USAGE, CliError, printable
+from wink.cli.replay import ReplayCommand
 from wink.cli.serve import ServeCommand
+from wink.cli.sessions import SessionsCommand
 from wink.cli.settings import WinkSettings
 from wink.cli.trace import TraceCommand
 
@@ -33,7 +35,8 @@ _EXIT_BROKEN_PIPE = 141
 
 
 class WinkCommand(BaseSettings):
-    """Provider tool schemas from typed wink tools: print, export, check, validate, serve, trace.
+    """Provider tool schemas from typed wink tools: print, export, check, validate, serve,
+    trace; and the sessions of a store.
 
     Options left unset take the project setting: WINK_* environment variables, then
     [tool.wink] in the nearest pyproject.toml at or above the current directory
@@ -64,6 +67,12 @@ class WinkCommand(BaseSettings):
     trace: CliSubCommand[TraceCommand] = Field(
         description="render a saved session as an HTML timeline"
     )
+    sessions: CliSubCommand[SessionsCommand] = Field(
+        description="list, show, export, delete or prune stored sessions"
+    )
+    replay: CliSubCommand[ReplayCommand] = Field(
+        description="replay a recorded session's tool calls against the current tools"
+    )
     version: bool = Field(False, description="print wink's version and exit")
 
     _exit_code: int = PrivateAttr(default=0)
@@ -88,7 +97,8 @@ class WinkCommand(BaseSettings):
         chosen = get_subcommand(self, is_required=False)
         if not isinstance(chosen, Command):
             raise CliError(
-                "choose a command: tools, schemas, validate, serve or trace (see wink --help)",
+                "choose a command: tools, schemas, validate, serve, trace, sessions or replay "
+                "(see wink --help)",
                 EXIT_USAGE,
             )
         self._exit_code = chosen.run(_load_settings())

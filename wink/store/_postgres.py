@@ -117,6 +117,12 @@ class PostgresStore(StoreBase):
             for kept in (False, True)
         }
         self._schema_name = named
+        # One plain connection first: the pool would retry a server that refuses until
+        # ``timeout`` and then say only that it timed out, not why.
+        try:
+            psycopg.connect(dsn, connect_timeout=max(1, round(timeout))).close()
+        except psycopg.Error as error:
+            raise StoreError(f"{self._where} cannot be reached: {_reason(error, dsn)}") from None
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             dsn,
             min_size=min_connections,
@@ -344,6 +350,21 @@ class PostgresStore(StoreBase):
     def close(self) -> None:
         """Close the pool's connections."""
         self._pool.close()
+
+
+def _reason(error: Exception, dsn: str) -> str:
+    """psycopg's message on one line, bounded, with the password (should the server
+    ever echo it) blotted out."""
+    text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        password = conninfo_to_dict(dsn).get("password")
+    except Exception:
+        password = None
+    if isinstance(password, str) and password:
+        text = text.replace(password, "***")
+    return bounded(text)
 
 
 def _shown(dsn: str) -> str:
