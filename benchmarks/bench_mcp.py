@@ -15,7 +15,11 @@ Every call is ``bench_executor``'s ``lookup_entity`` with the same arguments. Ro
   on the server's event loop (``aexecute``), no thread;
 - over Streamable HTTP on 127.0.0.1, calls per second of wink's server against
   ``MCPServer``'s, for a client of the initialize handshake (one session) and for
-  a stateless 2026-07-28 client (every request on its own).
+  a stateless 2026-07-28 client (every request on its own);
+- the client side: ``MCPServer``'s tool imported with ``McpToolsSection`` and
+  called through ``executor.execute`` (arguments checked, a hop to the
+  connection's event loop thread, the result checked against ``outputSchema``),
+  next to the SDK's own ``Client.call_tool`` on the same server in the same run.
 """
 
 from __future__ import annotations
@@ -243,6 +247,39 @@ async def _calls_per_second(urls: dict[str, str], number: int) -> dict[tuple[str
         return {key: number / seconds for key, seconds in best.items()}
 
 
+def _client_call_us() -> tuple[float, float]:
+    """Per-call cost of the SDK's ``call_tool`` and of wink's imported tool, same server.
+
+    They take turns, batch by batch, each keeping its best batch.
+    """
+    server = _high_level_server()
+
+    async def sdk_batch() -> float:
+        async with mcp.Client(server, mode="legacy") as client:
+            await client.call_tool("lookup_entity", ARGUMENTS)
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                await client.call_tool("lookup_entity", ARGUMENTS)
+            return time.perf_counter() - start
+
+    section = wink_mcp.McpToolsSection(wink_mcp.McpServer.in_process(server))
+    prompt = Prompt(PromptTemplate(ns="bench", key="client", sections=[section]))
+    call = ToolCall("lookup_entity", ARGUMENTS, "call-1")
+    with prompt.resources:
+        executor = ToolExecutor(prompt=prompt, session=Session())
+        first = executor.execute(call)
+        if not first.success:
+            raise RuntimeError(f"imported lookup_entity failed: {first.message}")
+        sdk = imported = float("inf")
+        for _ in range(REPEAT):
+            sdk = min(sdk, anyio.run(sdk_batch))
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                executor.execute(call)
+            imported = min(imported, time.perf_counter() - start)
+    return sdk / NUMBER * 1e6, imported / NUMBER * 1e6
+
+
 def _thread_hop_us() -> float:
     """What running a no-op in a worker thread costs an event loop, per call."""
 
@@ -297,6 +334,12 @@ def main() -> None:
             (f"HTTP, {kind}: wink serve", f"{wink_rate:9.0f} calls/s"),
             (f"  wink / MCPServer, {kind} (aim >= 0.9x)", f"{wink_rate / high_level_rate:9.2f}x"),
         ]
+    sdk_call, imported_call = _client_call_us()
+    rows += [
+        ("client: mcp Client.call_tool to MCPServer", f"{sdk_call:9.1f} us/call"),
+        ("client: wink McpToolsSection tool, execute()", f"{imported_call:9.1f} us/call"),
+        ("  wink / SDK client (aim <= 1.15x)", f"{imported_call / sdk_call:9.2f}x"),
+    ]
     for label, figure in rows:
         print(f"{label:<52}{figure}")
 

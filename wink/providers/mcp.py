@@ -20,6 +20,10 @@ one wink ``Session`` per client, every call through a ``ToolExecutor``;
 ``serve_stdio`` and ``serve_http`` (``http_app``) run it within limits on what
 clients can hold (see ``PromptServer``); over stdio, ``protocol_stdout`` keeps
 stdout for the protocol and sends all else to stderr.
+
+``McpToolsSection(McpServer.stdio([...]) | McpServer.http(url))`` goes the other
+way: another server's tools as a section of wink tools, each with the server's
+schemas as its contract and a handler (``McpToolCall``) sending ``tools/call``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,13 @@ from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
 
 if TYPE_CHECKING:
+    from wink.providers._mcp_client import (
+        McpClients,
+        McpConnection,
+        McpConnectionError,
+        McpServer,
+    )
+    from wink.providers._mcp_schemas import JsonSchemaDocument
     from wink.providers._mcp_server import (
         DEFAULT_MAX_IN_FLIGHT,
         DEFAULT_MAX_MESSAGE_BYTES,
@@ -51,6 +62,7 @@ if TYPE_CHECKING:
         serve_stdio,
         server,
     )
+    from wink.providers._mcp_tools import McpToolCall, McpToolsSection
 
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
@@ -58,6 +70,13 @@ __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
     "RESULT_KEY",
+    "JsonSchemaDocument",
+    "McpClients",
+    "McpConnection",
+    "McpConnectionError",
+    "McpServer",
+    "McpToolCall",
+    "McpToolsSection",
     "PromptServer",
     "bind_http_socket",
     "call_tool_result",
@@ -85,6 +104,17 @@ _SERVING = frozenset(
     }
 )
 """Names served by ``wink.providers._mcp_server``, which needs the ``mcp`` package."""
+
+_IMPORTING = {
+    "JsonSchemaDocument": "_mcp_schemas",
+    "McpClients": "_mcp_client",
+    "McpConnection": "_mcp_client",
+    "McpConnectionError": "_mcp_client",
+    "McpServer": "_mcp_client",
+    "McpToolCall": "_mcp_tools",
+    "McpToolsSection": "_mcp_tools",
+}
+"""Names of the client side (other servers' tools as a section), by the module that has them."""
 
 RESULT_KEY = "result"
 """The property holding a result that is not an object, in ``outputSchema`` and
@@ -205,4 +235,8 @@ def __getattr__(name: str) -> Any:
         from wink.providers import _mcp_server
 
         return getattr(_mcp_server, name)
+    if name in _IMPORTING:
+        import importlib
+
+        return getattr(importlib.import_module(f"wink.providers.{_IMPORTING[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
