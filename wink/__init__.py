@@ -38,8 +38,12 @@ if TYPE_CHECKING:
         TurnEnded,
         TurnStarted,
     )
+    from wink.adapters.approval import ApprovalError, ApprovalPending
     from wink.contract import Contract, ContractViolation, FieldProblem, compile_contract
     from wink.policy import (
+        Approval,
+        ApprovalPolicy,
+        ApprovalRequest,
         PolicyDecision,
         PolicyState,
         ReadBeforeWritePolicy,
@@ -95,17 +99,26 @@ if TYPE_CHECKING:
     from wink.tools import (
         AsyncToolHandler,
         ParamHint,
+        Retries,
         Tool,
         ToolContext,
         ToolExample,
         ToolHandler,
         ToolRenderableResult,
         ToolResult,
+        ToolRetry,
     )
     from wink.tools.decorator import tool
 
 __all__ = [
     "AnswerRejected",
+    "Approval",
+    "ApprovalError",
+    "ApprovalPending",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Retries",
+    "ToolRetry",
     "AsyncToolHandler",
     "Binding",
     "Budget",
@@ -211,6 +224,13 @@ _HOMES: dict[str, str] = {
     "PolicyDecision": "wink.policy",
     "PolicyState": "wink.policy",
     "ReadBeforeWritePolicy": "wink.policy",
+    "Approval": "wink.policy",
+    "ApprovalPolicy": "wink.policy",
+    "ApprovalRequest": "wink.policy",
+    "ApprovalError": "wink.adapters.approval",
+    "ApprovalPending": "wink.adapters.approval",
+    "Retries": "wink.tools",
+    "ToolRetry": "wink.tools",
     "SequentialDependencyPolicy": "wink.policy",
     "ToolPolicy": "wink.policy",
     "MarkdownSection": "wink.prompt",

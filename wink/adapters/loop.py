@@ -29,12 +29,25 @@ import itertools
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NoReturn, Protocol
 
 from wink import telemetry
 from wink._error_text import bounded, describe_error
+from wink.adapters.approval import (
+    ApprovalError,
+    ApprovalPending,
+    PausedEvaluation,
+    SavedTurn,
+    answered,
+    check_decisions,
+    edited,
+    paused,
+    render_digest,
+    replayed_result,
+    saved_turn,
+)
 from wink.adapters.events import ModelExchange, PromptExecuted, PromptRendered, ProviderToolCall
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse, StopReason
@@ -54,6 +67,7 @@ from wink.errors import (
     PromptEvaluationError,
     WinkError,
 )
+from wink.policy.approval import Approval, ApprovalRequest
 from wink.prompt import Prompt, RenderedPrompt
 from wink.prompt.prompt import OutputT
 from wink.runtime.budget import BudgetExceededError, BudgetTracker, TokenUsage
@@ -514,6 +528,93 @@ class LoopAdapter(abc.ABC):
             await events.aclose()
         raise AssertionError("an evaluation ends with its response or an error")
 
+    def resume(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        decisions: Mapping[str, Approval],
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
+    ) -> PromptResponse[OutputT]:
+        """Continue an evaluation that raised ``ApprovalPending``, from the turn whose calls
+        awaited a person: ``decisions`` maps each awaiting call id to an ``Approval``.
+
+        The session (loaded from its store in another process, or the same object) holds
+        the paused evaluation; the conversation is rebuilt as it was, the approved calls
+        run (with edited arguments when given), the denied ones are answered with the
+        person's reason, and the evaluation goes on as ``evaluate`` would (it may pause
+        again). Raises ``ApprovalError`` when nothing awaits (or it was resumed already),
+        a decision names a call that does not await one, a call is left undecided, or the
+        prompt renders differently from when it paused.
+        """
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+            raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
+            resume=dict(decisions),
+        )
+        events = self._drive(steps, streaming=False)
+        try:
+            for event in events:
+                if isinstance(event, EvaluationFinished):
+                    response: PromptResponse[OutputT] = event.response
+                    return response
+        finally:
+            events.close()
+        raise AssertionError("an evaluation ends with its response or an error")
+
+    async def aresume(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        decisions: Mapping[str, Approval],
+        deadline: Deadline | None = None,
+        budget_tracker: BudgetTracker | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        output_retries: int = DEFAULT_OUTPUT_RETRIES,
+        messages: Sequence[Any] = (),
+        raise_handler_errors: bool = False,
+        allow_truncated: bool = False,
+    ) -> PromptResponse[OutputT]:
+        """``resume``'s twin for a running event loop, running tool calls as ``aevaluate``."""
+        steps = evaluation_steps(
+            self,
+            prompt,
+            session=session,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            max_turns=max_turns,
+            output_retries=output_retries,
+            messages=messages,
+            raise_handler_errors=raise_handler_errors,
+            allow_truncated=allow_truncated,
+            asynchronous=True,
+            resume=dict(decisions),
+        )
+        events = self._adrive(steps, streaming=False)
+        try:
+            async for event in events:
+                if isinstance(event, EvaluationFinished):
+                    response: PromptResponse[OutputT] = event.response
+                    return response
+        finally:
+            await events.aclose()
+        raise AssertionError("an evaluation ends with its response or an error")
+
     def astream(
         self,
         prompt: Prompt[OutputT],
@@ -683,6 +784,7 @@ def evaluation_steps(
     asynchronous: bool = False,
     allow_truncated: bool = False,
     stream: bool = False,
+    resume: Mapping[str, Approval] | None = None,
 ) -> Generator[Step, Any, PromptResponse[OutputT]]:
     """The loop of one evaluation, as steps for a driver (see the module docstring);
     with ``asynchronous``, tool calls are yielded as ``ToolTurn`` steps; with
@@ -705,6 +807,7 @@ def evaluation_steps(
     evaluation.asynchronous = asynchronous
     evaluation.allow_truncated = allow_truncated
     evaluation.streaming = stream
+    evaluation.decisions = resume
     return evaluation.steps(messages)
 
 
@@ -747,6 +850,11 @@ class _Evaluation:
         self.allow_truncated = False
         self.streaming = False
         """Every request is streamed and the stream events are yielded."""
+        self.decisions: Mapping[str, Approval] | None = None
+        """A person's decisions, when this evaluation resumes a paused one."""
+        self.history: list[tuple[str, ModelTurn, tuple[Any, ...]]] = []
+        """Each answered turn (``_answer``), kept to save the conversation if it pauses."""
+        self.first_record = 0
 
     def steps(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
         started_at = utc_now()
@@ -783,6 +891,7 @@ class _Evaluation:
             budget_tracker=self.budget_tracker,
             rendered_prompt=rendered,
             raise_handler_errors=self.raise_handler_errors,
+            approvals=self.decisions,
         )
         contract = self.prompt.output_contract
         conversation = self.adapter.start(rendered, contract, messages)
@@ -790,36 +899,44 @@ class _Evaluation:
         self.session.dispatch(
             PromptRendered(self.name, self.adapter.name, rendered.text, tool_names, utc_now())
         )
+        self.first_record = len(self.session[ToolInvoked].values())
+        resumed = None
+        if self.decisions is not None:  # a paused evaluation goes on from its awaiting turn
+            resumed = self._resume(rendered, conversation, len(messages))
         refused = 0
         paused: list[str] = []  # the text of paused turns, which the answer continues
         while True:
-            if self.turns >= self.max_turns:
-                raise self._error(
-                    f"max_turns={self.max_turns} reached: the model had not answered after "
-                    f"{self.turns} requests",
-                    "max_turns",
-                )
-            turn = yield from self._request(conversation)
-            if self.streaming:
-                yield TurnEnded(
-                    self.turns,
-                    turn.text,
-                    turn.calls,
-                    turn.usage,
-                    turn.stop_reason,
-                    turn.raw_stop_reason,
-                )
-            self._check_stop(turn)
-            if turn.calls:
+            if resumed is not None:
+                turn, resumed = resumed, None
+            else:
+                if self.turns >= self.max_turns:
+                    raise self._error(
+                        f"max_turns={self.max_turns} reached: the model had not answered after "
+                        f"{self.turns} requests",
+                        "max_turns",
+                    )
+                turn = yield from self._request(conversation)
                 if self.streaming:
-                    for call in turn.calls:
+                    yield TurnEnded(
+                        self.turns,
+                        turn.text,
+                        turn.calls,
+                        turn.usage,
+                        turn.stop_reason,
+                        turn.raw_stop_reason,
+                    )
+                self._check_stop(turn)
+            if turn.calls:
+                calls = self._approved(executor, rendered, turn, len(messages))
+                if self.streaming:
+                    for call in calls:
                         yield ToolCallReady(call)
                 if self.asynchronous:
-                    results = yield from self._tool_turn(executor, turn.calls)
-                    answers = list(zip(turn.calls, results, strict=True))
+                    results = yield from self._tool_turn(executor, calls)
+                    answers = list(zip(calls, results, strict=True))
                 else:
                     answers = []
-                    for call in turn.calls:
+                    for call in calls:
                         answers.append((call, self._execute(executor, call)))
                         if self.streaming:
                             yield self.tool_results[-1]
@@ -849,6 +966,91 @@ class _Evaluation:
             if self.streaming:
                 yield AnswerRejected(self.turns, problem)
             self._answer(conversation.answer_invalid_output, turn, _correction(problem))
+
+    def _approved(
+        self, executor: ToolExecutor, rendered: RenderedPrompt, turn: ModelTurn, messages: int
+    ) -> tuple[ToolCall, ...]:
+        """The turn's calls to run (with a person's edited arguments); raises
+        ``ApprovalPending``, the evaluation saved, when a policy defers one undecided."""
+        calls = turn.calls
+        if self.decisions:
+            calls = tuple(edited(call, self.decisions.get(call.call_id or "")) for call in calls)
+        # A call without an id cannot be named in a decision: it is denied when it runs.
+        awaiting = [request for request in executor.awaiting_approval(calls) if request.call_id]
+        if awaiting:
+            self._pause(rendered, turn, awaiting, messages)
+        return calls
+
+    def _pause(
+        self,
+        rendered: RenderedPrompt,
+        turn: ModelTurn,
+        awaiting: list[ApprovalRequest],
+        messages: int,
+    ) -> NoReturn:
+        """Keep the evaluation in its session (stored, for a stored session) and stop."""
+        history = [_saved(kind, done, arguments) for kind, done, arguments in self.history]
+        history.append(saved_turn("pending", turn.text, turn.calls, turn.echo))
+        record = PausedEvaluation(
+            self.name,
+            render_digest(rendered),
+            messages,
+            self.turns,
+            self.usage,
+            self.first_record,
+            tuple(history),
+            tuple(awaiting),
+        )
+        self.session[PausedEvaluation].seed((record,))
+        if self.session.store is not None:
+            self.session.persist()
+        raise ApprovalPending(self.name, self.session.session_id, awaiting)
+
+    def _resume(
+        self, rendered: RenderedPrompt, conversation: Conversation, messages: int
+    ) -> ModelTurn:
+        """Check the decisions against the paused evaluation, replay its conversation,
+        and return the turn whose calls awaited them."""
+        assert self.decisions is not None
+        record = paused(self.session, self.name)
+        if record.render_digest != render_digest(rendered):
+            raise ApprovalError(
+                f"prompt {self.name!r} renders differently from when its evaluation paused "
+                "(its text or tools changed); resume with the prompt as it was then"
+            )
+        if record.messages != messages:
+            raise ApprovalError(
+                f"prompt {self.name!r} was evaluated with {record.messages} messages and is "
+                f"resumed with {messages}; pass the same messages"
+            )
+        check_decisions(record, self.decisions)
+        for saved in record.history[:-1]:
+            replayed = _replayed_turn(saved)
+            if saved.kind == "tools":
+                answers = [
+                    (call, replayed_result(answer))
+                    for call, answer in zip(replayed.calls, saved.answers, strict=True)
+                ]
+                conversation.answer_tools(replayed, answers)
+            elif saved.kind == "invalid":
+                conversation.answer_invalid_output(replayed, saved.correction or "")
+            else:
+                conversation.answer_pause(replayed)
+        self.turns, self.usage, self.first_record = record.turns, record.usage, record.first_record
+        # Its answers are saved again, as they were, if the evaluation pauses once more.
+        self.history = [("saved", _replayed_turn(saved), (saved,)) for saved in record.history[:-1]]
+        called = {
+            call.call_id for saved in record.history[:-1] for call in saved.calls if call.call_id
+        }
+        self.tool_results = [
+            event
+            for event in self.session[ToolInvoked].all()[record.first_record :]
+            if event.prompt_name == self.name and event.call_id in called
+        ]
+        self.session[PausedEvaluation].seed((replace(record, resumed=True),))
+        if self.session.store is not None:
+            self.session.persist()
+        return _replayed_turn(record.history[-1])
 
     def _check_stop(self, turn: ModelTurn) -> None:
         """Stop on a reply that must not be used: a refusal, a block, a reason no rule
@@ -889,6 +1091,7 @@ class _Evaluation:
         answered (a call id, a block) stops the evaluation, recorded, even after its tools ran."""
         try:
             answer(turn, *arguments)
+            self.history.append((getattr(answer, "__name__", ""), turn, arguments))
         except Exception as error:
             raise self._error(
                 f"response {self.turns} from {self.adapter.name} cannot be answered: "
@@ -1148,6 +1351,26 @@ def _declare_log(session: Session) -> None:
         accessor = session[event_type]
         if accessor.kind is not SliceKind.LOG:
             accessor.declare(SliceKind.LOG)
+
+
+def _saved(kind: str, turn: ModelTurn, arguments: tuple[Any, ...]) -> SavedTurn:
+    """An answered turn as ``_answer`` was given it, as JSON data."""
+    if kind == "saved":
+        saved: SavedTurn = arguments[0]
+        return saved
+    base = saved_turn("tools", turn.text, turn.calls, turn.echo)
+    if kind == "answer_tools":
+        return answered(base, [result for _, result in arguments[0]])
+    if kind == "answer_invalid_output":
+        return replace(base, kind="invalid", correction=arguments[0])
+    return replace(base, kind="pause")
+
+
+def _replayed_turn(saved: SavedTurn) -> ModelTurn:
+    """A saved turn as the conversation echoes it."""
+    calls = tuple(call.call() for call in saved.calls)
+    stop: StopReason = "tool_calls" if calls else "end"
+    return ModelTurn(saved.text, calls, TokenUsage(), None, saved.echo, stop_reason=stop)
 
 
 def _invoked(session: Session, result: ToolResult[Any], call: ToolCall) -> ToolInvoked:

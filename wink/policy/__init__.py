@@ -9,12 +9,16 @@ from typing import TYPE_CHECKING, Any
 from wink._lazy_exports import exported
 
 if TYPE_CHECKING:
+    from wink.policy.approval import Approval, ApprovalPolicy, ApprovalRequest
     from wink.policy.decision import PolicyDecision, ToolPolicy
     from wink.policy.read_before_write import ReadBeforeWritePolicy
     from wink.policy.sequential import SequentialDependencyPolicy
     from wink.policy.state import PolicyState, load_policy_state, record_policy_state
 
 __all__ = [
+    "Approval",
+    "ApprovalPolicy",
+    "ApprovalRequest",
     "PolicyDecision",
     "PolicyState",
     "ReadBeforeWritePolicy",
@@ -26,6 +30,9 @@ __all__ = [
 
 # Where each public name lives; read by ``__getattr__`` on first access.
 _HOMES: dict[str, str] = {
+    "Approval": "wink.policy.approval",
+    "ApprovalPolicy": "wink.policy.approval",
+    "ApprovalRequest": "wink.policy.approval",
     "PolicyDecision": "wink.policy.decision",
     "ToolPolicy": "wink.policy.decision",
     "ReadBeforeWritePolicy": "wink.policy.read_before_write",

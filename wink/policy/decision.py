@@ -18,7 +18,10 @@ class PolicyDecision:
     allowed: bool
     """``True`` lets the call run."""
     reason: str | None = None
-    """Why the call was denied; shown to the model."""
+    """Why the call was denied (shown to the model), or why it awaits a person."""
+    deferred: bool = False
+    """A person must decide (``defer``): an evaluation stops before the call runs and
+    raises ``ApprovalPending``; a call that cannot wait is denied."""
 
     def __post_init__(self) -> None:
         # The executor runs a call only when ``allowed is True``: refuse anything
@@ -27,6 +30,10 @@ class PolicyDecision:
             raise TypeError(
                 f"PolicyDecision.allowed must be a bool, got {type(self.allowed).__name__} "
                 f"{safe_repr(self.allowed)[:80]}"
+            )
+        if type(self.deferred) is not bool or (self.deferred and self.allowed):
+            raise TypeError(
+                "PolicyDecision.deferred must be a bool, and a deferred decision does not allow"
             )
         if self.reason is not None and not isinstance(self.reason, str):
             raise TypeError(
@@ -42,6 +49,12 @@ class PolicyDecision:
     def deny(cls, reason: str) -> PolicyDecision:
         """Refuse the call; ``reason`` tells the model what to do instead."""
         return cls(allowed=False, reason=reason)
+
+    @classmethod
+    def defer(cls, reason: str) -> PolicyDecision:
+        """Ask a person: the evaluation stops before the call runs, until a decision
+        comes (``adapter.resume``); ``reason`` says why to the person."""
+        return cls(allowed=False, reason=reason, deferred=True)
 
 
 _ALLOW = PolicyDecision(allowed=True)

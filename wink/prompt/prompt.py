@@ -94,9 +94,22 @@ class PromptTemplate(Generic[OutputT]):
         name: str | None = None,
         sections: Sequence[Section[Any]] = (),
         policies: Sequence[Any] = (),
+        max_output_chars: int | None = None,
     ) -> None:
         if not ns or not key:
             raise PromptValidationError(f"prompt template needs ns and key, got {ns!r}/{key!r}")
+        if max_output_chars is not None and (
+            isinstance(max_output_chars, bool)
+            or not isinstance(max_output_chars, int)
+            or max_output_chars < 1
+        ):
+            raise PromptValidationError(
+                f"prompt template {ns}/{key}: max_output_chars must be a positive integer or "
+                f"None, got {max_output_chars!r}"
+            )
+        self.max_output_chars = max_output_chars
+        """The most characters of a tool's rendered value the model is shown, for the
+        tools that set no ``max_output_chars`` of their own (``None``: no limit)."""
         self.ns = ns
         self.key = key
         self.name = name or key

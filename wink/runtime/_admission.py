@@ -28,15 +28,15 @@ from wink.runtime._transaction import (
     _PROPAGATED,
     _CannotStart,
     _close,
+    _Controlled,
     _interrupted,
     _Prepared,
     _Resources,
     _Saved,
-    _Transaction,
 )
 from wink.runtime._turns import CallTree, lock_of
 from wink.runtime.call import ToolCall
-from wink.tools import Tool, ToolContext, ToolResult
+from wink.tools import Retries, Tool, ToolContext, ToolResult
 
 # The executor's steps log under the name of the module users know (and configure).
 logger = LazyLogger("wink.runtime.executor")
@@ -58,9 +58,16 @@ class _Plan:
     """Whether it has a handler and the handler is a plain (not async) function."""
     awaitable: bool
     """Whether ``aexecute`` may run it inline: it has a handler, async or not in a thread."""
+    retries: Retries | None
+    """The tool's ``Retries``, or ``None``."""
+    controlled: bool
+    """Whether a timeout or retries govern its handler (``_invoke_controlled``)."""
+    max_output: int | None
+    """The most characters of its rendered value the model is shown: the tool's
+    ``max_output_chars``, else the prompt's."""
 
 
-class _Admission(_Transaction):
+class _Admission(_Controlled):
     """The executor's steps before the handler runs."""
 
     __slots__ = ()
@@ -195,7 +202,7 @@ class _Admission(_Transaction):
         if not plan.policies and self._deadline is None and self._budget_tracker is None:
             return None
         try:
-            refusal = self._refusal(plan, params, prepared.context)
+            refusal = self._refusal(plan, params, prepared.context, call.call_id)
         except BaseException as error:
             return self._on_error(prepared, error)
         if refusal is None:
@@ -224,7 +231,28 @@ class _Admission(_Transaction):
         denial: ToolResult[Any] = ToolResult.error(refusal)
         return self._fail(prepared, denial, denied=True)
 
-    def _refusal(self, plan: _Plan, params: Any, context: ToolContext) -> str | None:
+    def _deferral(self, plan: _Plan, call: ToolCall) -> str | None:
+        """Why a policy defers ``call`` to a person, or ``None`` (it is allowed, denied,
+        or its arguments do not parse: it then fails when it runs)."""
+        try:
+            params = plan.parse(call.arguments)
+        except Exception:
+            return None
+        context = self._context or self._new_context(self._resources)
+        for policy in plan.policies:
+            try:
+                decision = policy.check(plan.tool, params, context=context)
+            except Exception:
+                return None  # it denies when the call runs, saying why
+            if not isinstance(decision, PolicyDecision) or decision.allowed is not True:
+                if isinstance(decision, PolicyDecision) and decision.deferred:
+                    return decision.reason or f"policy {_policy_name(policy)} asks a person"
+                return None
+        return None
+
+    def _refusal(
+        self, plan: _Plan, params: Any, context: ToolContext, call_id: str | None
+    ) -> str | None:
         """Why the call may not start (a denial), or ``None``; raises to stop the evaluation.
 
         Fails closed: a policy that raises, or returns anything but a ``PolicyDecision``
@@ -246,6 +274,16 @@ class _Admission(_Transaction):
                     f"Tool {tool.name!r} was denied: policy {_policy_name(policy)} returned "
                     f"{returned}, not a PolicyDecision."
                 )
+            if decision.allowed is not True and decision.deferred:
+                answer = None if call_id is None else self._approvals.get(call_id)
+                if answer is not None and answer.approved:
+                    continue
+                if answer is not None:
+                    return f"A person denied this call of tool {tool.name!r}: {answer.reason}"
+                return (
+                    f"Tool {tool.name!r} needs a person's approval ({decision.reason}); this "
+                    "call could not wait for one, so it was not run"
+                )
             if decision.allowed is not True:
                 reason = decision.reason
                 if isinstance(reason, str) and reason:
@@ -256,7 +294,7 @@ class _Admission(_Transaction):
         return None
 
 
-def _plan_of(binding: ToolBinding) -> _Plan:
+def _plan_of(binding: ToolBinding, max_output_chars: int | None = None) -> _Plan:
     tool = binding.tool
     # A policy attached at several levels is asked once.
     unique = tuple({id(policy): policy for policy in binding.policies}.values())
@@ -267,9 +305,14 @@ def _plan_of(binding: ToolBinding) -> _Plan:
                 "not a ToolPolicy (it needs name, check(tool, params, *, context) and "
                 "on_result(tool, params, result, *, context))"
             )
+    retries = tool.retries if isinstance(tool.retries, Retries) else None
+    controlled = tool.timeout is not None or retries is not None
     overlaps = tool.handler is not None and not tool.sequential and not unique
-    plain = tool.handler is not None and not tool.is_async
+    # The direct phases run a handler once, unbounded: a controlled one takes the others.
+    plain = tool.handler is not None and not tool.is_async and not controlled
     awaitable = tool.handler is not None and (tool.is_async or not tool.in_thread)
+    awaitable = awaitable and not controlled
+    limit = tool.max_output_chars if tool.max_output_chars is not None else max_output_chars
     return _Plan(
         tool,
         tool.params_contract.parse,
@@ -278,6 +321,9 @@ def _plan_of(binding: ToolBinding) -> _Plan:
         overlaps,
         plain,
         awaitable,
+        retries,
+        controlled,
+        limit,
     )
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from wink.prompt import Prompt, RenderedPrompt
@@ -16,6 +16,7 @@ from wink.tools import ToolContext
 
 if TYPE_CHECKING:
     from wink.adapters.protocol import ProviderAdapter
+    from wink.policy.approval import Approval
     from wink.runtime._admission import _Plan
 
 
@@ -24,6 +25,7 @@ class _ExecutorState:
 
     __slots__ = (
         "_adapter",
+        "_approvals",
         "_available",
         "_budget_tracker",
         "_clock",
@@ -44,6 +46,7 @@ class _ExecutorState:
     )
 
     _adapter: ProviderAdapter | None
+    _approvals: Mapping[str, Approval]
     _available: str
     _budget_tracker: BudgetTracker | None
     _clock: Clock

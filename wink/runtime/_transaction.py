@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -34,7 +36,8 @@ from wink.runtime.budget import BudgetExceededError
 from wink.runtime.call import ToolCall
 from wink.runtime.session import Session
 from wink.runtime.snapshot import Snapshot
-from wink.tools import Tool, ToolContext, ToolResult
+from wink.tools import Tool, ToolContext, ToolResult, ToolRetry
+from wink.tools.controls import cut_output
 from wink.tools.result import render_value
 
 if TYPE_CHECKING:
@@ -76,8 +79,10 @@ class _Prepared:
     """A call ready for its handler: what the phases after it need."""
 
     __slots__ = (
+        "attempts",
         "call",
         "context",
+        "late",
         "mark",
         "params",
         "plan",
@@ -112,6 +117,11 @@ class _Prepared:
         self.started_at = started_at
         self.saved: _Saved | None = None
         """The snapshots a failure restores (taken before the policies run)."""
+        self.attempts = 1
+        """Which attempt of the handler runs (``Retries``)."""
+        self.late: _Late | None = None
+        """A sync handler that outlived its timeout and still runs: when it returns, its
+        changes are undone and only then does the call's tree end."""
 
 
 class _Transaction(_Recording):
@@ -156,6 +166,11 @@ class _Transaction(_Recording):
         """Roll back and record a call that raised ``error`` (in a policy, a limit check,
         the handler or while applying its result); re-raise what must stop the evaluation."""
         tool = prepared.plan.tool
+        if isinstance(error, _TimedOut) and error.by_deadline:
+            error = DeadlineExceededError(
+                f"the deadline passed while tool {prepared.call.name!r} ran "
+                f"({error.seconds:.3f}s were left)"
+            )
         if isinstance(error, VisibilityExpansionRequired | PromptEvaluationError):
             self._fail(prepared, ToolResult.error(_raised(tool, error)))
             raise error
@@ -172,11 +187,19 @@ class _Transaction(_Recording):
         if isinstance(error, _NeedsAwait):
             self._fail(prepared, ToolResult.error(str(error)))
             raise RuntimeError(str(error)) from None
+        if isinstance(error, ToolRetry):
+            return self._fail(prepared, ToolResult.error(error.message), render=True)
+        if isinstance(error, _TimedOut):
+            logger.info("tool %r timed out after %ss", tool.name, error.seconds)
+            message = _timed_out(tool, error)
+            if prepared.attempts > 1:
+                message += f" (attempt {prepared.attempts}, the last)"
+            return self._fail(prepared, ToolResult.error(message), render=True)
         if isinstance(error, Exception):
             # A bug in the handler: the model is told, and so is the developer.
             logger.warning("tool %r raised", tool.name, exc_info=error)
             telemetry.note_error(error)
-            failure: ToolResult[Any] = ToolResult.error(_raised(tool, error))
+            failure: ToolResult[Any] = ToolResult.error(_raised(tool, error, prepared.attempts))
             if self._raise_handler_errors:
                 self._fail(prepared, failure)
                 raise error
@@ -240,6 +263,10 @@ class _Transaction(_Recording):
             raise
         except Exception as error:
             return _not_applied(tool, error), False
+        limit = plan.max_output
+        if limit is not None and len(text) > limit:
+            # Only the model's text is cut: the value is recorded whole.
+            text = cut_output(text, limit, tool.more_output)
         try:
             # A new result carrying the text, so that providers need not render it again;
             # the handler's own is left as it is (the handler may keep it, or share it).
@@ -370,6 +397,235 @@ class _Transaction(_Recording):
         return result
 
 
+class _TimedOut(Exception):
+    """A handler ran past its tool's timeout (or the deadline, when that came first)."""
+
+    def __init__(self, seconds: float, by_deadline: bool, running: bool) -> None:
+        super().__init__(f"timed out after {seconds:g}s")
+        self.seconds = seconds
+        self.by_deadline = by_deadline
+        self.running = running
+        """Whether the handler still runs (a sync one in its own thread)."""
+
+
+class _Late:
+    """A sync handler run in a thread of its own, so that its call can stop waiting."""
+
+    __slots__ = ("_lock", "_then", "done", "error", "returned")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.returned: object = None
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._then: Callable[[], None] | None = None
+
+    def run(self, handler: Callable[..., Any], params: Any, context: ToolContext) -> None:
+        try:
+            self.returned = handler(params, context=context)
+        except BaseException as error:  # handed to the waiting call, or dropped when late
+            self.error = error
+        finally:
+            with self._lock:
+                self.done.set()
+                then = self._then
+            if then is not None:
+                then()
+
+    def outcome(self) -> object:
+        if self.error is not None:
+            raise self.error
+        return self.returned
+
+    def then(self, callback: Callable[[], None]) -> bool:
+        """Run ``callback`` in the handler's thread once it has returned; ``False`` (and
+        nothing run) when it has returned already."""
+        with self._lock:
+            if self.done.is_set():
+                return False
+            self._then = callback
+            return True
+
+
+class _Controlled(_Transaction):
+    """Running a handler under its tool's timeout and retries."""
+
+    __slots__ = ()
+
+    def _time_limit(self, plan: _Plan) -> tuple[float, bool] | None:
+        """Seconds the handler may run, and whether the deadline (not the tool's
+        timeout) sets them; ``None`` without a timeout."""
+        seconds = plan.tool.timeout
+        if seconds is None:
+            return None
+        deadline = self._deadline
+        if deadline is not None:
+            left = max(deadline.remaining().total_seconds(), 0.0)
+            if left < seconds:
+                return left, True
+        return seconds, False
+
+    def _invoke_controlled(self, prepared: _Prepared) -> object:
+        """``_invoke`` under the tool's timeout, attempt after attempt as its retries say."""
+        while True:
+            try:
+                return self._invoke_once(prepared)
+            except BaseException as error:
+                delay = self._next_attempt(prepared, error)
+                if delay is None:
+                    raise
+                time.sleep(delay)
+
+    async def _ainvoke_controlled(self, prepared: _Prepared) -> object:
+        """``_invoke_controlled``'s twin for ``aexecute``."""
+        import asyncio
+
+        while True:
+            try:
+                return await self._ainvoke_once(prepared)
+            except BaseException as error:
+                delay = self._next_attempt(prepared, error)
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+
+    def _invoke_once(self, prepared: _Prepared) -> object:
+        limit = self._time_limit(prepared.plan)
+        if limit is None:
+            return _invoke(prepared)
+        seconds, by_deadline = limit
+        tool = prepared.plan.tool
+        if tool.is_async:
+            import asyncio
+
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked
+                coroutine = handler(prepared.params, context=prepared.context)
+                return asyncio.run(_within(coroutine, seconds, by_deadline))
+            return _invoke(prepared)  # raises _NeedsAwait, as without a timeout
+        if tool.in_thread:
+            return _invoke_timed(prepared, seconds, by_deadline)
+        started = time.monotonic()
+        returned = _invoke(prepared)
+        # Run inline, it could not be stopped: a late result is discarded (rolled back).
+        if time.monotonic() - started > seconds:
+            raise _TimedOut(seconds, by_deadline, running=False)
+        return returned
+
+    async def _ainvoke_once(self, prepared: _Prepared) -> object:
+        limit = self._time_limit(prepared.plan)
+        if limit is None:
+            return await _ainvoke(prepared)
+        seconds, by_deadline = limit
+        tool = prepared.plan.tool
+        if tool.is_async:
+            handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked
+            coroutine = handler(prepared.params, context=prepared.context)
+            return await _within(coroutine, seconds, by_deadline)
+        if tool.in_thread:
+            return await _in_thread(_invoke_timed, prepared, seconds, by_deadline)
+        return self._invoke_once(prepared)
+
+    def _next_attempt(self, prepared: _Prepared, error: BaseException) -> float | None:
+        """After a failed attempt: roll it back, record it and return the seconds to wait
+        before the next one; ``None`` when there is none (``error`` then stands)."""
+        retries = prepared.plan.retries
+        if retries is None or prepared.attempts >= retries.attempts:
+            return None
+        if not isinstance(error, Exception) or isinstance(error, _NOT_RETRIED):
+            return None
+        if isinstance(error, _TimedOut) and (error.running or error.by_deadline):
+            return None
+        tool = prepared.plan.tool
+        try:
+            wanted = retries.when(error)
+        except Exception:
+            logger.warning("Retries.when of tool %r raised; not retried", tool.name, exc_info=True)
+            return None
+        if wanted is not True:
+            return None
+        delay = retries.delay(prepared.attempts)
+        if self._deadline is not None and self._deadline.remaining().total_seconds() <= delay:
+            return None  # the deadline would pass before the next attempt
+        if self._budget_tracker is not None:
+            try:
+                self._budget_tracker.check()
+            except BudgetExceededError:
+                return None
+        message = (
+            f"Tool {tool.name!r} attempt {prepared.attempts} of {retries.attempts} failed: "
+            f"{_attempt_error(tool, error)}; rolled back, tried again in {delay:.3f}s"
+        )
+        self._fail(prepared, ToolResult.error(message))
+        prepared.saved = self._save(prepared.resources, prepared.tree)
+        prepared.attempts += 1
+        return delay
+
+    def _end_late(self, prepared: _Prepared, tree: CallTree, release: bool) -> None:
+        """Undo what a timed-out sync handler did after its call was rolled back (it has
+        just returned); then end the call's tree, which kept every lock meanwhile."""
+        try:
+            if not tree.done:
+                broken = self._rollback(prepared)
+                for target, error in broken:
+                    logger.error(
+                        "tool %r returned after its timeout and %s could not be restored: %s",
+                        prepared.plan.tool.name,
+                        _what(target),
+                        describe_error(error),
+                    )
+        finally:
+            if release:
+                tree.release_all()
+
+
+async def _within(coroutine: Any, seconds: float, by_deadline: bool) -> object:
+    """Await ``coroutine``, cancelled after ``seconds`` (then ``_TimedOut``)."""
+    import asyncio
+
+    try:
+        async with asyncio.timeout(seconds) as scope:
+            return await coroutine
+    except TimeoutError:
+        if scope.expired():
+            raise _TimedOut(seconds, by_deadline, running=False) from None
+        raise
+
+
+def _invoke_timed(prepared: _Prepared, seconds: float, by_deadline: bool) -> object:
+    """Run a sync handler in a thread of its own and wait at most ``seconds`` for it."""
+    late = _Late()
+    tool = prepared.plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
+    context = contextvars.copy_context()  # its sub-calls belong to this call's tree
+    thread = threading.Thread(
+        target=context.run,
+        args=(late.run, handler, prepared.params, prepared.context),
+        name=f"wink tool {tool.name}",
+        daemon=True,
+    )
+    thread.start()
+    if late.done.wait(seconds):
+        return late.outcome()
+    prepared.late = late
+    raise _TimedOut(seconds, by_deadline, running=True)
+
+
+def _timed_out(tool: Tool[Any, Any], error: _TimedOut) -> str:
+    return (
+        f"Tool {tool.name!r} did not finish within its timeout of {error.seconds:g}s, so "
+        "nothing it did was kept; try a smaller request, or another way"
+    )
+
+
+def _attempt_error(tool: Tool[Any, Any], error: BaseException) -> str:
+    if isinstance(error, _TimedOut):
+        return f"timed out after {error.seconds:g}s"
+    return f"raised {describe_error(error)}"
+
+
 def _invoke(prepared: _Prepared) -> object:
     """Call the handler and return what it returns (an async one run to completion on
     an event loop of its own, when none runs in this thread)."""
@@ -447,7 +703,9 @@ def _interrupted(tool: Tool[Any, Any], error: BaseException) -> str:
     return f"Tool {tool.name!r} was interrupted by {describe_error(error)}; rolled back"
 
 
-def _raised(tool: Tool[Any, Any], error: BaseException) -> str:
+def _raised(tool: Tool[Any, Any], error: BaseException, attempts: int = 1) -> str:
+    if attempts > 1:
+        return f"Tool {tool.name!r} raised {describe_error(error)} (attempt {attempts}, the last)"
     return f"Tool {tool.name!r} raised {describe_error(error)}"
 
 
@@ -488,3 +746,7 @@ def _value_type(plan: _Plan, value: object) -> type[Any] | None:
         return declared if isinstance(value, declared) else _NONCONFORMING
     tp = plan.tool.result_type
     return declared_class(value, tp) if conforms(value, tp) else _NONCONFORMING
+
+
+# Errors no retry can help: the model must change its call, or the evaluation stops.
+_NOT_RETRIED = (ToolRetry, _CannotStart, _WrongReturn, _NeedsAwait, *_PROPAGATED)

@@ -42,12 +42,15 @@ once all are done; the others run alone, in order.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wink import telemetry
 from wink._error_text import describe_error, safe_repr, type_label
+from wink.policy.approval import Approval, ApprovalRequest
 from wink.prompt import Prompt, RenderedPrompt
 from wink.resources import Snapshotable
 from wink.runtime._admission import _Admission, _Plan, _plan_of, _validate_policies
@@ -108,6 +111,7 @@ class ToolExecutor(_Admission):
         clock: Clock = utc_now,
         raise_handler_errors: bool = False,
         turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
+        approvals: Mapping[str, Approval] | None = None,
     ) -> None:
         """An executor for ``prompt``'s enabled tools (rendered now unless given).
 
@@ -118,6 +122,9 @@ class ToolExecutor(_Admission):
         With ``raise_handler_errors=True`` (for tests), a handler that raises or that
         returns something other than a ``ToolResult`` is still rolled back and recorded
         as a failed call, and then its exception (or a ``TypeError``) propagates.
+
+        ``approvals``: a person's decisions on calls a policy defers, by call id (an
+        evaluation resumed with ``adapter.resume``); a deferred call without one is denied.
 
         Raises ``PromptValidationError`` for an object that is not a policy, or when a
         policy's ``check_tools(tool_names, governed)`` refuses the prompt's tools.
@@ -134,6 +141,7 @@ class ToolExecutor(_Admission):
                 f"got {safe_repr(turn_timeout)}"
             )
         self._turn_timeout = turn_timeout
+        self._approvals = {} if approvals is None else approvals
         self._prompt = prompt
         self._prompt_name = prompt.name
         self._session = session
@@ -144,7 +152,8 @@ class ToolExecutor(_Admission):
         self._clock = clock
         self._raise_handler_errors = raise_handler_errors
         self._rendered = rendered_prompt if rendered_prompt is not None else prompt.render()
-        self._plans = {name: _plan_of(b) for name, b in self._rendered.bindings.items()}
+        limit = getattr(prompt.template, "max_output_chars", None)
+        self._plans = {name: _plan_of(b, limit) for name, b in self._rendered.bindings.items()}
         self._available = ", ".join(tool.name for tool in self._rendered.tools) or "none"
         # Lazily built singletons are the session's own; instances passed in are shared.
         self._resources = prompt.resources.for_session(session)
@@ -164,6 +173,19 @@ class ToolExecutor(_Admission):
     def rendered_prompt(self) -> RenderedPrompt:
         """The render whose tools this executor runs."""
         return self._rendered
+
+    def awaiting_approval(self, calls: Iterable[ToolCall]) -> list[ApprovalRequest]:
+        """The calls a policy defers to a person and that have no decision yet, asked
+        before any of them runs (policies must not change state when asked)."""
+        awaiting: list[ApprovalRequest] = []
+        for call in calls:
+            plan = self._plans.get(call.name)
+            if plan is None or not plan.policies or call.call_id in self._approvals:
+                continue
+            reason = self._deferral(plan, call)
+            if reason is not None:
+                awaiting.append(ApprovalRequest(call.call_id or "", call.name, _text(call), reason))
+        return awaiting
 
     def execute(self, call: ToolCall) -> ToolResult[Any]:
         """Run ``call`` and return its result; see the class docstring for failures.
@@ -369,6 +391,7 @@ class ToolExecutor(_Admission):
             tree = CallTree()
             token = set_call_tree(tree)
         entered = entered_call(self._session)  # a stored session stores top-level calls only
+        prepared: _Prepared | ToolResult[Any] | None = None
         try:
             # The session's turn, and those of the resources the call will snapshot.
             locks = self._locks_of(self._resources.snapshotables())
@@ -385,15 +408,16 @@ class ToolExecutor(_Admission):
             if not isinstance(prepared, _Prepared):
                 return prepared
             try:
-                returned = _invoke(prepared)
+                if prepared.plan.controlled:
+                    returned = self._invoke_controlled(prepared)
+                else:
+                    returned = _invoke(prepared)
             except BaseException as error:  # handled as the failure table says
                 return self._finished(prepared, error=error)
             return self._finished(prepared, returned)
         finally:
             left_call(entered)
-            if token is not None:
-                tree.release_all()
-                reset_call_tree(token)
+            self._end_turn(tree, token, prepared)
 
     async def _atake_turn(self, call: ToolCall) -> ToolResult[Any]:
         """``_take_turn``'s twin: the same phases, awaiting where it waits."""
@@ -405,6 +429,7 @@ class ToolExecutor(_Admission):
             token = set_call_tree(tree)
         entered = entered_call(self._session)
         stored = self._session._store is not None
+        prepared: _Prepared | ToolResult[Any] | None = None
         try:
             locks = self._locks_of(self._resources.snapshotables())
             if not tree.try_acquire_all(locks):
@@ -420,7 +445,10 @@ class ToolExecutor(_Admission):
             if not isinstance(prepared, _Prepared):
                 return prepared
             try:
-                returned = await _ainvoke(prepared)
+                if prepared.plan.controlled:
+                    returned = await self._ainvoke_controlled(prepared)
+                else:
+                    returned = await _ainvoke(prepared)
             except BaseException as error:  # cancellation included: rolled back
                 return self._finished(prepared, error=error)
             if stored:  # the commit writes to the store: off the event loop
@@ -428,9 +456,24 @@ class ToolExecutor(_Admission):
             return self._finished(prepared, returned)
         finally:
             left_call(entered)
-            if token is not None:
-                tree.release_all()
-                reset_call_tree(token)
+            self._end_turn(tree, token, prepared)
+
+    def _end_turn(
+        self, tree: CallTree, token: Any, prepared: _Prepared | ToolResult[Any] | None
+    ) -> None:
+        """End a top-level call's tree (``token`` set) once its handler is done: at once,
+        or, for a sync handler still running past its timeout, when it returns and what
+        it did meanwhile is undone (the tree keeps the session and resources till then)."""
+        late = prepared.late if isinstance(prepared, _Prepared) else None
+        if late is not None and isinstance(prepared, _Prepared):
+            release = token is not None
+            if late.then(functools.partial(self._end_late, prepared, tree, release)):
+                if token is not None:
+                    reset_call_tree(token)
+                return
+        if token is not None:
+            tree.release_all()
+            reset_call_tree(token)
 
     def _not_started(
         self, call: ToolCall, error: BaseException, started_at: datetime
@@ -460,7 +503,7 @@ class ToolExecutor(_Admission):
         refusal: str | None = None
         try:
             if plan.policies:
-                refusal = self._refusal(plan, params, context)
+                refusal = self._refusal(plan, params, context, call.call_id)
             if refusal is None:
                 returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plain
                 outcome, committed = self._commit(
@@ -489,7 +532,7 @@ class ToolExecutor(_Admission):
         refusal: str | None = None
         try:
             if plan.policies:
-                refusal = self._refusal(plan, params, context)
+                refusal = self._refusal(plan, params, context, call.call_id)
             if refusal is None:
                 returned: Any = plan.tool.handler(params, context=context)  # type: ignore[misc]
                 if plan.tool.is_async:
@@ -520,6 +563,16 @@ class ToolExecutor(_Admission):
         prepared = _Prepared(plan, params, context, registry, None, 0, tree, call, started_at)
         prepared.saved = saved
         return prepared
+
+
+def _text(call: ToolCall) -> str:
+    """A call's arguments as JSON text, for a person to read."""
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        return arguments
+    if isinstance(arguments, bytes):
+        return arguments.decode("utf-8", "replace")
+    return json.dumps(arguments, ensure_ascii=False, default=str)
 
 
 async def _wait_for(tree: CallTree, locks: list[CallLock], timeout: float | None) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 from wink.contract._docstrings import argument_descriptions, summary
 from wink.errors import PromptValidationError
 from wink.tools._signature_params import fields_params, names_params_type
+from wink.tools.controls import Retries
 from wink.tools.result import ToolResult
 from wink.tools.tool import AsyncToolHandler, Tool, ToolExample, ToolHandler
 
@@ -89,6 +90,10 @@ def tool(
     accepts_overrides: bool = True,
     in_thread: bool = False,
     sequential: bool = False,
+    timeout: float | None = None,
+    retries: Retries | int | None = None,
+    max_output_chars: int | None = None,
+    more_output: str | None = None,
 ) -> ToolDecorator: ...
 
 
@@ -102,6 +107,10 @@ def tool(
     accepts_overrides: bool = True,
     in_thread: bool = False,
     sequential: bool = False,
+    timeout: float | None = None,
+    retries: Retries | int | None = None,
+    max_output_chars: int | None = None,
+    more_output: str | None = None,
 ) -> Tool[Any, Any] | ToolDecorator:
     """A ``Tool`` whose types, name and description come from ``handler``.
 
@@ -112,13 +121,20 @@ def tool(
     ToolResult[SearchResult]`` to get the same tool over a generated ``SearchParams``
     whose fields the docstring's ``Args:`` describe (see the module's docstring for
     how the two forms are told apart). ``@tool(name=..., description=...,
-    examples=..., accepts_overrides=..., in_thread=..., sequential=...)`` sets any of
-    them; an example's ``input`` may be a dict of the fields. An ``async def`` handler
-    gives an async tool the same way. Raises ``PromptValidationError`` saying what
+    examples=..., accepts_overrides=..., in_thread=..., sequential=..., timeout=...,
+    retries=..., max_output_chars=..., more_output=...)`` sets any of them; an
+    example's ``input`` may be a dict of the fields. An ``async def`` handler gives an
+    async tool the same way. Raises ``PromptValidationError`` saying what
     to write when an annotation is missing or cannot be resolved, a parameter cannot
     be a field, or there is neither a docstring nor a ``description``.
     """
     options = _Options(name, description, tuple(examples), accepts_overrides, in_thread, sequential)
+    options.controls = {
+        "timeout": timeout,
+        "retries": retries,
+        "max_output_chars": max_output_chars,
+        "more_output": more_output,
+    }
     if handler is None:
         return options
     return options.build(handler)
@@ -127,6 +143,7 @@ def tool(
 class _Options:
     __slots__ = (
         "accepts_overrides",
+        "controls",
         "description",
         "examples",
         "in_thread",
@@ -149,6 +166,8 @@ class _Options:
         self.accepts_overrides = accepts_overrides
         self.in_thread = in_thread
         self.sequential = sequential
+        self.controls: dict[str, Any] = {}
+        """The tool's controls (timeout, retries, output limit), passed on as given."""
 
     def __call__(self, handler: Any, /) -> Tool[Any, Any]:
         return self.build(handler)
@@ -181,6 +200,7 @@ class _Options:
             accepts_overrides=self.accepts_overrides,
             in_thread=self.in_thread,
             sequential=self.sequential,
+            **self.controls,
         )
         register()
         return built

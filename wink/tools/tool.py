@@ -23,6 +23,7 @@ from wink.contract.instances import conforms
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError
 from wink.tools.context import ToolContext
+from wink.tools.controls import Retries
 from wink.tools.param_hints import ParamHint, param_hints
 from wink.tools.result import ToolResult
 
@@ -87,6 +88,19 @@ class Tool(Generic[ParamsT, ResultT]):
     sequential: bool = False
     """Never overlap this tool's calls with the other calls of a model turn (for a
     handler that changes state outside the session); see ``aexecute_all``."""
+    timeout: float | None = None
+    """Seconds a call's handler may run; then the call fails, rolled back and recorded.
+    An async handler is cancelled; a sync one runs in a worker thread, and if it returns
+    late its changes are undone then (see the guide's "Tool controls")."""
+    retries: Retries | int | None = None
+    """Try a failed call again (for an idempotent tool): a ``Retries``, or a number of
+    attempts in all with the default backoff; ``None`` never retries."""
+    max_output_chars: int | None = None
+    """The most characters of the rendered value the model is shown (the prompt's
+    ``max_output_chars`` when ``None``); the rest is cut with a marker saying so."""
+    more_output: str | None = None
+    """How to get the rest of a cut value, told in the marker (``{shown}`` becomes the
+    number of characters shown), for a tool that pages; else "ask for less"."""
     is_async: bool = field(init=False, repr=False)
     """Whether the handler is ``async def`` (its calls are awaited)."""
     params_type: Any = field(init=False, repr=False)
@@ -140,6 +154,7 @@ class Tool(Generic[ParamsT, ResultT]):
                 "handler runs on the event loop"
             )
         object.__setattr__(self, "is_async", is_async)
+        _check_controls(self)
         params_type, result_type = arguments
         try:
             params_contract = compile_contract(params_type)
@@ -189,6 +204,41 @@ class Tool(Generic[ParamsT, ResultT]):
             for name, prop in properties.items()
             if isinstance(prop, dict) and isinstance(prop.get("description"), str)
         }
+
+
+def _check_controls(tool: Tool[Any, Any]) -> None:
+    """Refuse a timeout, retries or output limit that cannot mean anything; make a
+    number of retries a ``Retries``."""
+    subject = f"tool {tool.name!r}"
+    timeout = tool.timeout
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout < float("inf")
+    ):
+        raise PromptValidationError(
+            f"{subject}: timeout must be a positive number of seconds or None, got {timeout!r}"
+        )
+    retries = tool.retries
+    if isinstance(retries, int) and not isinstance(retries, bool):
+        try:
+            retries = Retries(attempts=retries)
+        except ValueError as error:
+            raise PromptValidationError(f"{subject}: retries={retries}: {error}") from None
+        object.__setattr__(tool, "retries", retries)
+    elif retries is not None and not isinstance(retries, Retries):
+        raise PromptValidationError(
+            f"{subject}: retries must be a Retries, a number of attempts or None, got {retries!r}"
+        )
+    limit = tool.max_output_chars
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise PromptValidationError(
+            f"{subject}: max_output_chars must be a positive integer or None, got {limit!r}"
+        )
+    if tool.more_output is not None and not isinstance(tool.more_output, str):
+        raise PromptValidationError(
+            f"{subject}: more_output must be a string or None, got {tool.more_output!r}"
+        )
 
 
 def _check_name(name: object) -> None:
