@@ -150,6 +150,33 @@ def test_loading_reads_the_latest_snapshot_and_only_the_changes_after_it(
         store.close()
 
 
+def test_a_writer_of_a_version_prune_removed_is_refused_and_listing_keeps_the_counts(
+    store_backend: Any,
+) -> None:
+    url, options = store_backend
+    store = open_store(url, snapshot_every=2, **options)
+    try:
+        session = Session.open(store, "s")
+        at_0 = Session.open(store, "s")
+        _run(executor_for(session), (0, 1))
+        at_1 = Session.open(store, "s")
+        _run(executor_for(session), (0, 2), (0, 3), (0, 4))
+        report = store.prune()
+        # Versions 1 to 4 are held by the snapshot at 4: all four changes go.
+        assert (report.sessions, report.changes, report.snapshots) == (0, 4, 1)
+        for stale, read in ((at_0, 0), (at_1, 1)):
+            stale[Note].seed([Note("late")])
+            with pytest.raises(VersionConflict) as raised:
+                stale.persist()
+            assert (raised.value.expected, raised.value.found) == (read, 4)
+        [info] = store.sessions()
+        assert (info.version, info.event_count, info.snapshot_version) == (4, 12, 4)
+        _run(executor_for(session), (0, 5))
+        assert landed_calls(Session.open(store, "s")) == [(0, n) for n in range(1, 6)]
+    finally:
+        store.close()
+
+
 def test_declarations_replaced_cleared_and_reset_slices_round_trip(store: SessionStore) -> None:
     session = Session.open(store, "s")
     session[Note].declare(SliceKind.LOG)

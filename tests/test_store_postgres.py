@@ -117,3 +117,30 @@ def _server(url: str) -> str:
 
     parts = conninfo_to_dict(url)
     return f"{parts.get('host')}:{parts.get('port', 5432)}/{parts.get('dbname')}"
+
+
+def test_a_schema_of_the_earlier_layout_is_refused_naming_it_and_left_as_it_was(
+    postgres_schema: tuple[str, str],
+) -> None:
+    import psycopg
+    from psycopg import sql
+
+    url, schema = postgres_schema
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        connection.execute("CREATE TABLE wink_store (name TEXT PRIMARY KEY, value INTEGER)")
+        connection.execute("INSERT INTO wink_store VALUES ('schema', 1)")
+    with pytest.raises(StoreError) as raised:
+        PostgresStore(url, schema=schema)
+    assert str(raised.value) == (
+        "PostgreSQL store 127.0.0.1:5432/test was written by an earlier wink (schema 1; this "
+        "wink reads schema 2, whose tables keep one row per version); export its sessions "
+        "with that wink (wink sessions export) and store them anew"
+    )
+    with psycopg.connect(url, autocommit=True) as connection:
+        tables = connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (schema,),
+        ).fetchall()
+    assert tables == [("wink_store",)]

@@ -21,7 +21,7 @@ from wink.store._changes import Slices, apply_change, change_between, read_docum
 from wink.store._protocol import PruneReport, SessionInfo, StoredChange, StoredHistory
 from wink.store.errors import StoreError
 
-__all__ = ["FORMAT", "MAX_ID_LENGTH", "StoreBase", "checked_id"]
+__all__ = ["FORMAT", "MAX_ID_LENGTH", "StoreBase", "checked_id", "schema_refused"]
 
 FORMAT = 1
 """The layout of a session's rows that this wink writes and reads."""
@@ -41,6 +41,20 @@ def checked_id(session_id: object) -> str:
     if "\x00" in session_id:
         raise ValueError(f"session id {bounded(session_id)!r} holds a NUL character")
     return session_id
+
+
+def schema_refused(where: str, found: int, reads: int) -> str:
+    """Why a store whose tables are of layout ``found`` is not opened by this wink."""
+    if found > reads:
+        return (
+            f"{where} was written by a newer wink (schema {found}; this wink reads schema "
+            f"{reads}); upgrade wink to open it"
+        )
+    return (
+        f"{where} was written by an earlier wink (schema {found}; this wink reads schema "
+        f"{reads}, whose tables keep one row per version); export its sessions with that "
+        "wink (wink sessions export) and store them anew"
+    )
 
 
 class StoreBase:

@@ -2,11 +2,11 @@
 connection pool (the ``postgres`` extra, imported when a store is opened).
 
 The tables live in one schema (``public`` unless told). Connections are in
-autocommit mode: a call is stored by one statement, whose data-modifying parts
-(move the session's version on, add the change, add the snapshot) succeed or fail
-together, so storing a call costs one round trip. The version check is that
-statement's ``WHERE version = expected``: of two writers, the second finds the row
-changed (PostgreSQL re-reads it once the first commits) and stores nothing.
+autocommit mode: a call is stored by one statement that writes one row (two when a
+snapshot goes with it, which succeed or fail together), so storing a call costs one
+round trip. The version check is that statement's: the row is added only on the
+session's latest version, and of two writers of one version the second waits on the
+primary key for the first and fails with a uniqueness error (``VersionConflict``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from wink._error_text import bounded
-from wink.store._base import FORMAT, StoreBase, checked_id
+from wink.store._base import FORMAT, StoreBase, checked_id, schema_refused
 from wink.store._protocol import PruneReport, SessionInfo, StoredChange, StoredHistory
 from wink.store.errors import StoreError, VersionConflict
 
@@ -29,51 +29,75 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA", "PostgresStore"]
 
-SCHEMA = 1
+SCHEMA = 2
 """The version of the tables this wink creates (kept in ``wink_store``)."""
 
-_TABLES = (
+_STORE_TABLE = (
     "CREATE SCHEMA IF NOT EXISTS {schema}",
     "CREATE TABLE IF NOT EXISTS {schema}.wink_store "
     "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS {schema}.wink_sessions (
+)
+# As in SQLite, a version is one row of ``wink_changes`` (see ``_sqlite``).
+_TABLES = (
+    """CREATE TABLE {schema}.wink_sessions (
         session_id TEXT PRIMARY KEY,
-        version BIGINT NOT NULL,
-        snapshot_version BIGINT NOT NULL,
-        event_count BIGINT NOT NULL,
         format INTEGER NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS {schema}.wink_changes (
+        created_at DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE {schema}.wink_changes (
         session_id TEXT NOT NULL,
         version BIGINT NOT NULL,
         ops TEXT NOT NULL,
         body TEXT NOT NULL,
         events BIGINT NOT NULL,
+        event_count BIGINT NOT NULL,
+        stored_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (session_id, version))""",
-    """CREATE TABLE IF NOT EXISTS {schema}.wink_snapshots (
+    """CREATE TABLE {schema}.wink_snapshots (
         session_id TEXT NOT NULL,
         version BIGINT NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (session_id, version))""",
-    "INSERT INTO {schema}.wink_store (name, value) VALUES ('schema', 1) ON CONFLICT DO NOTHING",
+    f"INSERT INTO {{schema}}.wink_store (name, value) VALUES ('schema', {SCHEMA})",
 )
 
-_APPEND = """WITH bumped AS (
-    UPDATE {schema}.wink_sessions SET version = %(version)s,
-        event_count = event_count + %(events)s, updated_at = %(now)s,
-        snapshot_version = GREATEST(snapshot_version, %(snapshot_version)s)
-    WHERE session_id = %(id)s AND version = %(expected)s
-    RETURNING session_id),
-added AS (
-    INSERT INTO {schema}.wink_changes (session_id, version, ops, body, events)
-    SELECT session_id, %(version)s, %(ops)s, %(body)s, %(events)s FROM bumped)
-{snapshot}SELECT count(*) FROM bumped"""
-
-_ADD_SNAPSHOT = """, snapped AS (
-    INSERT INTO {schema}.wink_snapshots (session_id, version, body)
-    SELECT session_id, %(version)s, %(snapshot)s FROM bumped)
-"""
+# Added only on the session's latest version; of two writers of one version, the second
+# waits for the first on the primary key and fails with a uniqueness error.
+_ADD_CHANGE = """INSERT INTO {schema}.wink_changes
+    (session_id, version, ops, body, events, event_count, stored_at)
+    SELECT session_id, %(version)s, %(ops)s, %(body)s, %(events)s,
+        event_count + %(events)s, %(now)s
+    FROM (SELECT session_id, version, event_count FROM {schema}.wink_changes
+          WHERE session_id = %(id)s ORDER BY version DESC LIMIT 1) latest
+    WHERE version = %(expected)s"""
+_APPEND_WITH_SNAPSHOT = """WITH added AS ({change} RETURNING session_id)
+INSERT INTO {{schema}}.wink_snapshots (session_id, version, body)
+    SELECT session_id, %(version)s, %(snapshot)s FROM added"""
+_LATEST = "SELECT max(version) FROM {schema}.wink_changes WHERE session_id = %s"
+_LISTED = """SELECT s.session_id, s.created_at, latest.stored_at, latest.version,
+        latest.event_count,
+        (SELECT coalesce(max(p.version), 0) FROM {schema}.wink_snapshots p
+         WHERE p.session_id = s.session_id)
+    FROM {schema}.wink_sessions s JOIN {schema}.wink_changes latest
+        ON latest.session_id = s.session_id
+        AND latest.version = (SELECT max(version) FROM {schema}.wink_changes c
+                              WHERE c.session_id = s.session_id)
+    ORDER BY s.created_at, s.session_id"""
+_NOT_UPDATED_SINCE = """SELECT s.session_id FROM {schema}.wink_sessions s
+    WHERE (SELECT stored_at FROM {schema}.wink_changes c WHERE c.session_id = s.session_id
+           ORDER BY version DESC LIMIT 1) < %s"""
+_PRUNE_CHANGES = """DELETE FROM {schema}.wink_changes c WHERE version > 0
+    AND version <= (SELECT max(p.version) FROM {schema}.wink_snapshots p
+                    WHERE p.session_id = c.session_id)
+    AND version < (SELECT max(l.version) FROM {schema}.wink_changes l
+                   WHERE l.session_id = c.session_id)"""
+# The latest change, when a snapshot holds it, keeps only its version (the row the
+# optimistic check reads): its values go, as those of the changes before it.
+_EMPTY_LATEST = """UPDATE {schema}.wink_changes SET body = '', ops = '' WHERE version > 0
+    AND body <> ''
+    AND version <= (SELECT max(p.version) FROM {schema}.wink_snapshots p
+                    WHERE p.session_id = {schema}.wink_changes.session_id)"""
+_PRUNE_SNAPSHOTS = """DELETE FROM {schema}.wink_snapshots s WHERE version < (SELECT
+    max(p.version) FROM {schema}.wink_snapshots p WHERE p.session_id = s.session_id)"""
 
 
 class PostgresStore(StoreBase):
@@ -110,12 +134,14 @@ class PostgresStore(StoreBase):
         self.schema = schema
         """The schema holding the tables."""
         named = sql.Identifier(schema)
-        self._append = {
-            kept: sql.SQL(_APPEND.replace("{snapshot}", _ADD_SNAPSHOT if kept else "")).format(
-                schema=named
-            )
-            for kept in (False, True)
-        }
+        # Rendered once: a composed query would be rendered again at each call.
+        self._add_change = sql.SQL(_ADD_CHANGE).format(schema=named).as_bytes(None)
+        self._append_with_snapshot = (
+            sql.SQL(_APPEND_WITH_SNAPSHOT.format(change=_ADD_CHANGE))
+            .format(schema=named)
+            .as_bytes(None)
+        )
+        self._conflict: type[Exception] = psycopg.errors.UniqueViolation
         self._schema_name = named
         # One plain connection first: the pool would retry a server that refuses until
         # ``timeout`` and then say only that it timed out, not why.
@@ -141,12 +167,9 @@ class PostgresStore(StoreBase):
         except BaseException:
             self._pool.close()
             raise
-        if schema_version > SCHEMA:
+        if schema_version != SCHEMA:
             self._pool.close()
-            raise StoreError(
-                f"{self._where} was written by a newer wink (schema {schema_version}; this "
-                f"wink reads schema {SCHEMA}); upgrade wink to open it"
-            )
+            raise StoreError(schema_refused(self._where, schema_version, SCHEMA))
 
     def __repr__(self) -> str:
         database = self._where.removeprefix("PostgreSQL store ")
@@ -175,13 +198,15 @@ class PostgresStore(StoreBase):
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"wink store {self.schema}",)
             )
-            for statement in _TABLES:
+            for statement in _STORE_TABLE:
                 connection.execute(self._q(statement))
             row = connection.execute(
                 self._q("SELECT value FROM {schema}.wink_store WHERE name = 'schema'")
             ).fetchone()
-        assert row is not None  # inserted above
-        return int(row[0])
+            if row is None:  # new tables; those of another layout are kept as they are
+                for statement in _TABLES:
+                    connection.execute(self._q(statement))
+        return SCHEMA if row is None else int(row[0])
 
     def read(self, session_id: str) -> StoredHistory | None:
         """The latest snapshot of ``session_id`` and the changes after it."""
@@ -191,25 +216,24 @@ class PostgresStore(StoreBase):
             connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
                 row = connection.execute(
-                    self._q(
-                        "SELECT version, snapshot_version, format FROM {schema}.wink_sessions "
-                        "WHERE session_id = %s"
-                    ),
+                    self._q("SELECT format FROM {schema}.wink_sessions WHERE session_id = %s"),
                     (session_id,),
                 ).fetchone()
                 if row is None:
                     return None
-                version, snapshot_version, layout = row
-                snapshot = None
-                if snapshot_version:
-                    found = connection.execute(
-                        self._q(
-                            "SELECT body FROM {schema}.wink_snapshots "
-                            "WHERE session_id = %s AND version = %s"
-                        ),
-                        (session_id, snapshot_version),
-                    ).fetchone()
-                    snapshot = None if found is None else found[0]
+                layout = row[0]
+                latest = connection.execute(self._q(_LATEST), (session_id,)).fetchone()
+                version = int(latest[0] or 0) if latest is not None else 0
+                snapshot_version, snapshot = 0, None
+                found = connection.execute(
+                    self._q(
+                        "SELECT version, body FROM {schema}.wink_snapshots "
+                        "WHERE session_id = %s ORDER BY version DESC LIMIT 1"
+                    ),
+                    (session_id,),
+                ).fetchone()
+                if found is not None:
+                    snapshot_version, snapshot = int(found[0]), found[1]
                 changes = tuple(
                     StoredChange(*found)
                     for found in connection.execute(
@@ -229,14 +253,19 @@ class PostgresStore(StoreBase):
         """Store ``session_id`` at version 0, unless it is stored already."""
         checked_id(session_id)
         now = time.time()
-        with self._connection(f"creating session {bounded(session_id)!r}") as connection:
-            connection.execute(
+        doing = f"creating session {bounded(session_id)!r}"
+        with self._connection(doing) as connection, connection.transaction():
+            created = connection.execute(
                 self._q(
-                    "INSERT INTO {schema}.wink_sessions VALUES (%s, 0, 0, 0, %s, %s, %s) "
-                    "ON CONFLICT DO NOTHING"
+                    "INSERT INTO {schema}.wink_sessions VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
                 ),
-                (session_id, FORMAT, now, now),
+                (session_id, FORMAT, now),
             )
+            if created.rowcount == 1:
+                connection.execute(
+                    self._q("INSERT INTO {schema}.wink_changes VALUES (%s, 0, '', '', 0, 0, %s)"),
+                    (session_id, now),
+                )
 
     def append(
         self, session_id: str, expected: int, change: StoredChange, snapshot: str | None = None
@@ -244,37 +273,33 @@ class PostgresStore(StoreBase):
         """Store ``change`` as version ``expected + 1``, in one statement."""
         doing = f"storing version {change.version} of session {bounded(session_id)!r}"
         with self._connection(doing) as connection:
-            row = connection.execute(
-                self._append[snapshot is not None],
-                {
-                    "id": session_id,
-                    "expected": expected,
-                    "version": change.version,
-                    "events": change.events,
-                    "now": time.time(),
-                    "snapshot_version": change.version if snapshot is not None else 0,
-                    "ops": change.ops,
-                    "body": change.body,
-                    "snapshot": snapshot,
-                },
-            ).fetchone()
-            if row is not None and row[0] == 1:
+            try:
+                added = connection.execute(
+                    self._add_change if snapshot is None else self._append_with_snapshot,
+                    {
+                        "id": session_id,
+                        "expected": expected,
+                        "version": change.version,
+                        "ops": change.ops,
+                        "body": change.body,
+                        "events": change.events,
+                        "now": time.time(),
+                        "snapshot": snapshot,
+                    },
+                ).rowcount
+            except self._conflict:
+                added = 0  # another writer stored this version first
+            if added == 1:
                 return
-            found = connection.execute(
-                self._q("SELECT version FROM {schema}.wink_sessions WHERE session_id = %s"),
-                (session_id,),
-            ).fetchone()
-        raise VersionConflict(session_id, expected, None if found is None else int(found[0]))
+            found = connection.execute(self._q(_LATEST), (session_id,)).fetchone()
+        raise VersionConflict(
+            session_id, expected, None if found is None or found[0] is None else int(found[0])
+        )
 
     def sessions(self) -> list[SessionInfo]:
         """Every stored session, oldest first."""
         with self._connection("listing sessions") as connection:
-            rows = connection.execute(
-                self._q(
-                    "SELECT session_id, created_at, updated_at, version, event_count, "
-                    "snapshot_version FROM {schema}.wink_sessions ORDER BY created_at, session_id"
-                )
-            ).fetchall()
+            rows = connection.execute(self._q(_LISTED)).fetchall()
         return [
             SessionInfo(
                 name,
@@ -292,6 +317,7 @@ class PostgresStore(StoreBase):
         checked_id(session_id)
         doing = f"deleting session {bounded(session_id)!r}"
         with self._connection(doing) as connection, connection.transaction():
+            self._stop_appends(connection)
             for table in ("wink_changes", "wink_snapshots"):
                 connection.execute(
                     self._q(f"DELETE FROM {{schema}}.{table} WHERE session_id = %s"), (session_id,)
@@ -300,6 +326,12 @@ class PostgresStore(StoreBase):
                 self._q("DELETE FROM {schema}.wink_sessions WHERE session_id = %s"), (session_id,)
             ).rowcount
         return deleted == 1
+
+    def _stop_appends(self, connection: psycopg.Connection[Any]) -> None:
+        """Wait for the changes being stored, and hold new ones until this transaction
+        ends: one stored beside a deletion would outlive its session. (A statement reads
+        once it holds its tables' locks, so a held one then finds the session gone.)"""
+        connection.execute(self._q("LOCK TABLE {schema}.wink_changes IN SHARE MODE"))
 
     def prune(self, *, history: bool = True, updated_before: datetime | None = None) -> PruneReport:
         """Drop what each latest snapshot holds; delete sessions not updated since a date."""
@@ -312,30 +344,18 @@ class PostgresStore(StoreBase):
                         f"{updated_before!r:.80}"
                     )
                 cutoff = updated_before.timestamp()
-                for table in ("wink_changes", "wink_snapshots"):
-                    connection.execute(
-                        self._q(
-                            f"DELETE FROM {{schema}}.{table} WHERE session_id IN (SELECT "
-                            "session_id FROM {schema}.wink_sessions WHERE updated_at < %s)"
-                        ),
-                        (cutoff,),
-                    )
-                sessions = connection.execute(
-                    self._q("DELETE FROM {schema}.wink_sessions WHERE updated_at < %s"), (cutoff,)
-                ).rowcount
+                self._stop_appends(connection)
+                old = connection.execute(self._q(_NOT_UPDATED_SINCE), (cutoff,)).fetchall()
+                with connection.cursor() as cursor:
+                    for table in ("wink_changes", "wink_snapshots", "wink_sessions"):
+                        cursor.executemany(
+                            self._q(f"DELETE FROM {{schema}}.{table} WHERE session_id = %s"), old
+                        )
+                sessions = len(old)
             if history:
-                changes = connection.execute(
-                    self._q(
-                        "DELETE FROM {schema}.wink_changes c USING {schema}.wink_sessions s "
-                        "WHERE s.session_id = c.session_id AND c.version <= s.snapshot_version"
-                    )
-                ).rowcount
-                snapshots = connection.execute(
-                    self._q(
-                        "DELETE FROM {schema}.wink_snapshots p USING {schema}.wink_sessions s "
-                        "WHERE s.session_id = p.session_id AND p.version < s.snapshot_version"
-                    )
-                ).rowcount
+                changes = connection.execute(self._q(_PRUNE_CHANGES)).rowcount
+                changes += connection.execute(self._q(_EMPTY_LATEST)).rowcount
+                snapshots = connection.execute(self._q(_PRUNE_SNAPSHOTS)).rowcount
         return PruneReport(sessions, changes, snapshots)
 
     def drop_tables(self) -> None:

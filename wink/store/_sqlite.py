@@ -20,46 +20,78 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from wink._error_text import bounded
-from wink.store._base import FORMAT, StoreBase, checked_id
+from wink.store._base import FORMAT, StoreBase, checked_id, schema_refused
 from wink.store._protocol import PruneReport, SessionInfo, StoredChange, StoredHistory
 from wink.store.errors import StoreError, VersionConflict
 
 __all__ = ["SCHEMA", "SqliteStore"]
 
-SCHEMA = 1
+SCHEMA = 2
 """The version of the tables this wink creates (kept in ``wink_store``)."""
 
+# A version is one row of ``wink_changes``: a session's current version, when it was
+# last stored and how many values it holds are those of its latest row, which pruning
+# keeps. Version 0 is the row ``create`` adds, so every stored session has one.
 _TABLES = (
-    "CREATE TABLE IF NOT EXISTS wink_store (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS wink_sessions (
+    """CREATE TABLE wink_sessions (
         session_id TEXT PRIMARY KEY,
-        version INTEGER NOT NULL,
-        snapshot_version INTEGER NOT NULL,
-        event_count INTEGER NOT NULL,
         format INTEGER NOT NULL,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS wink_changes (
+        created_at REAL NOT NULL)""",
+    """CREATE TABLE wink_changes (
         session_id TEXT NOT NULL,
         version INTEGER NOT NULL,
         ops TEXT NOT NULL,
         body TEXT NOT NULL,
         events INTEGER NOT NULL,
+        event_count INTEGER NOT NULL,
+        stored_at REAL NOT NULL,
         PRIMARY KEY (session_id, version)) WITHOUT ROWID""",
-    """CREATE TABLE IF NOT EXISTS wink_snapshots (
+    """CREATE TABLE wink_snapshots (
         session_id TEXT NOT NULL,
         version INTEGER NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (session_id, version)) WITHOUT ROWID""",
-    "INSERT OR IGNORE INTO wink_store (name, value) VALUES ('schema', 1)",
+    f"INSERT INTO wink_store (name, value) VALUES ('schema', {SCHEMA})",
 )
 
-_BUMP = (
-    "UPDATE wink_sessions SET version = ?, event_count = event_count + ?, updated_at = ?, "
-    "snapshot_version = MAX(snapshot_version, ?) WHERE session_id = ? AND version = ?"
-)
-_ADD_CHANGE = "INSERT INTO wink_changes (session_id, version, ops, body, events) VALUES (?,?,?,?,?)"
+# The optimistic check: the row is added only on the session's latest version (one
+# index probe), and the primary key refuses a second row of one version.
+_APPEND = """INSERT INTO wink_changes
+    (session_id, version, ops, body, events, event_count, stored_at)
+    SELECT session_id, :version, :ops, :body, :events, event_count + :events, :now
+    FROM (SELECT session_id, version, event_count FROM wink_changes
+          WHERE session_id = :id ORDER BY version DESC LIMIT 1)
+    WHERE version = :expected"""
 _ADD_SNAPSHOT = "INSERT INTO wink_snapshots (session_id, version, body) VALUES (?, ?, ?)"
+_LATEST = "SELECT max(version) FROM wink_changes WHERE session_id = ?"
+
+# What the latest row of each session says, beside its own row.
+_LISTED = """SELECT s.session_id, s.created_at, latest.stored_at, latest.version,
+        latest.event_count,
+        (SELECT coalesce(max(p.version), 0) FROM wink_snapshots p
+         WHERE p.session_id = s.session_id)
+    FROM wink_sessions s JOIN wink_changes latest ON latest.session_id = s.session_id
+        AND latest.version = (SELECT max(version) FROM wink_changes c
+                              WHERE c.session_id = s.session_id)
+    ORDER BY s.created_at, s.session_id"""
+_NOT_UPDATED_SINCE = """SELECT s.session_id FROM wink_sessions s
+    WHERE (SELECT stored_at FROM wink_changes c WHERE c.session_id = s.session_id
+           ORDER BY version DESC LIMIT 1) < ?"""
+# Up to the latest snapshot, every change goes but the latest (its row holds the session's
+# version for the optimistic check) and version 0 (which holds nothing).
+_PRUNE_CHANGES = """DELETE FROM wink_changes WHERE version > 0
+    AND version <= (SELECT max(p.version) FROM wink_snapshots p
+                    WHERE p.session_id = wink_changes.session_id)
+    AND version < (SELECT max(c.version) FROM wink_changes c
+                   WHERE c.session_id = wink_changes.session_id)"""
+# The latest change, when a snapshot holds it, keeps only its version (the row the
+# optimistic check reads): its values go, as those of the changes before it.
+_EMPTY_LATEST = """UPDATE wink_changes SET body = '', ops = '' WHERE version > 0
+    AND body <> ''
+    AND version <= (SELECT max(p.version) FROM wink_snapshots p
+                    WHERE p.session_id = wink_changes.session_id)"""
+_PRUNE_SNAPSHOTS = """DELETE FROM wink_snapshots WHERE version < (SELECT max(p.version)
+    FROM wink_snapshots p WHERE p.session_id = wink_snapshots.session_id)"""
 
 
 class SqliteStore(StoreBase):
@@ -102,19 +134,22 @@ class SqliteStore(StoreBase):
                     f"{self._where}: opening it failed: {bounded(str(error))}"
                 ) from None
             with self._writing("creating its tables") as cursor:
-                for statement in _TABLES:
-                    cursor.execute(statement)
+                cursor.execute(
+                    "CREATE TABLE IF NOT EXISTS wink_store "
+                    "(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+                )
                 found = cursor.execute("SELECT value FROM wink_store WHERE name = 'schema'")
-                schema = found.fetchone()[0]
+                row = found.fetchone()
+                if row is None:  # a new file; one of another layout keeps its tables as they are
+                    for statement in _TABLES:
+                        cursor.execute(statement)
+                schema = SCHEMA if row is None else row[0]
         except BaseException:
             self._connection.close()
             raise
-        if schema > SCHEMA:
+        if schema != SCHEMA:
             self._connection.close()
-            raise StoreError(
-                f"{self._where} was written by a newer wink (schema {schema}; this wink "
-                f"reads schema {SCHEMA}); upgrade wink to open it"
-            )
+            raise StoreError(schema_refused(self._where, schema, SCHEMA))
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
@@ -162,19 +197,20 @@ class SqliteStore(StoreBase):
         checked_id(session_id)
         with self._reading(f"reading session {bounded(session_id)!r}") as cursor:
             row = cursor.execute(
-                "SELECT version, snapshot_version, format FROM wink_sessions WHERE session_id = ?",
-                (session_id,),
+                "SELECT format FROM wink_sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 return None
-            version, snapshot_version, layout = row
-            snapshot = None
-            if snapshot_version:
-                found = cursor.execute(
-                    "SELECT body FROM wink_snapshots WHERE session_id = ? AND version = ?",
-                    (session_id, snapshot_version),
-                ).fetchone()
-                snapshot = None if found is None else found[0]
+            layout = row[0]
+            version = cursor.execute(_LATEST, (session_id,)).fetchone()[0] or 0
+            snapshot_version, snapshot = 0, None
+            found = cursor.execute(
+                "SELECT version, body FROM wink_snapshots WHERE session_id = ? "
+                "ORDER BY version DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            if found is not None:
+                snapshot_version, snapshot = found
             changes = tuple(
                 StoredChange(*found)
                 for found in cursor.execute(
@@ -190,10 +226,13 @@ class SqliteStore(StoreBase):
         checked_id(session_id)
         now = time.time()
         with self._writing(f"creating session {bounded(session_id)!r}") as cursor:
-            cursor.execute(
-                "INSERT OR IGNORE INTO wink_sessions VALUES (?, 0, 0, 0, ?, ?, ?)",
-                (session_id, FORMAT, now, now),
+            created = cursor.execute(
+                "INSERT OR IGNORE INTO wink_sessions VALUES (?, ?, ?)", (session_id, FORMAT, now)
             )
+            if created.rowcount == 1:
+                cursor.execute(
+                    "INSERT INTO wink_changes VALUES (?, 0, '', '', 0, 0, ?)", (session_id, now)
+                )
 
     def append(
         self, session_id: str, expected: int, change: StoredChange, snapshot: str | None = None
@@ -202,35 +241,28 @@ class SqliteStore(StoreBase):
         with self._writing(
             f"storing version {change.version} of session {session_id!r:.80}"
         ) as cursor:
-            bumped = cursor.execute(
-                _BUMP,
-                (
-                    change.version,
-                    change.events,
-                    time.time(),
-                    change.version if snapshot is not None else 0,
-                    session_id,
-                    expected,
-                ),
+            added = cursor.execute(
+                _APPEND,
+                {
+                    "id": session_id,
+                    "expected": expected,
+                    "version": change.version,
+                    "ops": change.ops,
+                    "body": change.body,
+                    "events": change.events,
+                    "now": time.time(),
+                },
             )
-            if bumped.rowcount != 1:
-                found = cursor.execute(
-                    "SELECT version FROM wink_sessions WHERE session_id = ?", (session_id,)
-                ).fetchone()
-                raise VersionConflict(session_id, expected, None if found is None else found[0])
-            cursor.execute(
-                _ADD_CHANGE, (session_id, change.version, change.ops, change.body, change.events)
-            )
+            if added.rowcount != 1:
+                found = cursor.execute(_LATEST, (session_id,)).fetchone()[0]
+                raise VersionConflict(session_id, expected, found)
             if snapshot is not None:
                 cursor.execute(_ADD_SNAPSHOT, (session_id, change.version, snapshot))
 
     def sessions(self) -> list[SessionInfo]:
         """Every stored session, oldest first."""
         with self._reading("listing sessions") as cursor:
-            rows = cursor.execute(
-                "SELECT session_id, created_at, updated_at, version, event_count, "
-                "snapshot_version FROM wink_sessions ORDER BY created_at, session_id"
-            ).fetchall()
+            rows = cursor.execute(_LISTED).fetchall()
         return [
             SessionInfo(name, _utc(created), _utc(updated), version, events, snapshot_version)
             for name, created, updated, version, events, snapshot_version in rows
@@ -253,21 +285,14 @@ class SqliteStore(StoreBase):
         with self._writing("pruning") as cursor:
             if updated_before is not None:
                 cutoff = _epoch(updated_before)
-                old = "SELECT session_id FROM wink_sessions WHERE updated_at < ?"
-                for table in ("wink_changes", "wink_snapshots"):
-                    cursor.execute(f"DELETE FROM {table} WHERE session_id IN ({old})", (cutoff,))
-                sessions = cursor.execute(
-                    "DELETE FROM wink_sessions WHERE updated_at < ?", (cutoff,)
-                ).rowcount
+                old = cursor.execute(_NOT_UPDATED_SINCE, (cutoff,)).fetchall()
+                for table in ("wink_changes", "wink_snapshots", "wink_sessions"):
+                    cursor.executemany(f"DELETE FROM {table} WHERE session_id = ?", old)
+                sessions = len(old)
             if history:
-                changes = cursor.execute(
-                    "DELETE FROM wink_changes WHERE version <= (SELECT snapshot_version "
-                    "FROM wink_sessions s WHERE s.session_id = wink_changes.session_id)"
-                ).rowcount
-                snapshots = cursor.execute(
-                    "DELETE FROM wink_snapshots WHERE version < (SELECT snapshot_version "
-                    "FROM wink_sessions s WHERE s.session_id = wink_snapshots.session_id)"
-                ).rowcount
+                changes = cursor.execute(_PRUNE_CHANGES).rowcount
+                changes += cursor.execute(_EMPTY_LATEST).rowcount
+                snapshots = cursor.execute(_PRUNE_SNAPSHOTS).rowcount
         return PruneReport(sessions, changes, snapshots)
 
     def close(self) -> None:
