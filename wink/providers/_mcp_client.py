@@ -132,7 +132,9 @@ class McpConnection:
     def __init__(self, server: McpServer) -> None:
         self.server = server
         self.tools_changed = False
-        """Set when the server said its tool list changed; cleared by ``list_tools``."""
+        """Set once the server says its tool list changed; calls then check ``current_tools``."""
+        self._listing: dict[str, types.Tool] | None = None
+        self._listing_stale = True
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -151,6 +153,13 @@ class McpConnection:
     def list_tools(self) -> list[types.Tool]:
         """Every tool the server lists, all pages read."""
         return self._run(self._list_tools(), None)
+
+    def current_tools(self) -> Mapping[str, types.Tool]:
+        """The server's tools by name, listed again only when it said they changed since."""
+        listing = self._listing
+        if listing is None or self._listing_stale:
+            listing = {tool.name: tool for tool in self.list_tools()}
+        return listing
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """The server's answer to ``tools/call``; ``McpConnectionError`` when there is none."""
@@ -220,7 +229,8 @@ class McpConnection:
 
     async def _list_tools(self) -> list[types.Tool]:
         client = await self._connected()
-        self.tools_changed = False
+        # Marked fresh before asking: a change said during the listing marks it stale again.
+        self._listing_stale = False
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
@@ -232,6 +242,7 @@ class McpConnection:
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
+                self._listing = {tool.name: tool for tool in tools}
                 return tools
         raise McpConnectionError(
             f"MCP server {self.server.name!r} listed more than {_MAX_PAGES} pages of tools"
@@ -330,6 +341,7 @@ class McpConnection:
 
         if isinstance(message, types.ToolListChangedNotification):
             self.tools_changed = True
+            self._listing_stale = True
 
 
 async def _hold(client: mcp.Client, ready: asyncio.Future[None], stop: asyncio.Event) -> None:

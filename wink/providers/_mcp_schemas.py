@@ -31,6 +31,7 @@ from wink.contract.messages import short_repr
 from wink.contract.schema import normalise_schema
 from wink.contract.walk import JsonSchema
 from wink.errors import PromptValidationError
+from wink.providers._strict import accepts_null
 
 __all__ = ["JsonSchemaDocument", "check_imported_schema", "schema_document_type"]
 
@@ -70,8 +71,11 @@ class JsonSchemaDocument(dict[str, Any]):
 
 def _checked(cls: type[JsonSchemaDocument], checker: SchemaChecker) -> Any:
     is_valid = checker.is_valid
+    defaulted = _defaulted_fields(cls.json_schema)
 
     def check(value: Any) -> JsonSchemaDocument:
+        if defaulted and isinstance(value, dict):
+            value = _without_null_defaults(value, defaulted)
         if isinstance(value, dict) and is_valid(value):
             return cls(value)
         # In path order, as pydantic reports a type's problems (fields before their items).
@@ -79,6 +83,48 @@ def _checked(cls: type[JsonSchemaDocument], checker: SchemaChecker) -> Any:
         raise ValidationError.from_exception_data(cls.__name__, problems)
 
     return check
+
+
+_Defaulted = dict[str, "_Defaulted | None"]
+"""Per property: ``None`` when ``null`` stands for its default, else the same for its
+own properties."""
+
+
+def _defaulted_fields(schema: Any) -> _Defaulted:
+    """Where ``null`` stands for a default in documents of ``schema``.
+
+    Every dialect shows a property with a default as also taking ``null`` (OpenAI's
+    strict mode requires every property, and a model sends ``null`` for "the
+    default"), as wink's own contracts accept it. A server's schema refuses that
+    ``null``; dropping the key lets the server apply its own default.
+    """
+    found: _Defaulted = {}
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return found
+    for name, prop in properties.items():
+        if not isinstance(prop, Mapping):
+            continue
+        # Thawed: ``accepts_null`` reads choices as plain dicts, as dialects emit them.
+        if "default" in prop and not accepts_null(_thawed(prop)):
+            found[name] = None
+            continue
+        nested = _defaulted_fields(prop)
+        if nested:
+            found[name] = nested
+    return found
+
+
+def _without_null_defaults(value: dict[str, Any], defaulted: _Defaulted) -> dict[str, Any]:
+    """A copy of ``value`` without the ``null`` keys that stand for their defaults, at any depth."""
+    kept = dict(value)
+    for name, nested in defaulted.items():
+        item = kept.get(name)
+        if nested is None and name in kept and item is None:
+            del kept[name]
+        elif nested is not None and isinstance(item, dict):
+            kept[name] = _without_null_defaults(item, nested)
+    return kept
 
 
 def _sort_key(location: tuple[Any, ...]) -> tuple[tuple[int, str], ...]:

@@ -36,24 +36,29 @@ JSON-RPC error on both, never dropped.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import math
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.models import InitializationOptions
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from wink._error_text import safe_repr
 from wink.errors import DeadlineExceededError, PromptEvaluationError, VisibilityExpansionRequired
 from wink.prompt import Prompt, RenderedPrompt
 from wink.providers._stdio import protocol_stdin, protocol_stdout
@@ -64,6 +69,7 @@ from wink.runtime.deadline import Deadline
 from wink.runtime.executor import ToolExecutor
 from wink.runtime.session import Session
 from wink.tools import ToolResult
+from wink.tools.client import client_channel_set, client_channel_unset
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -118,6 +124,106 @@ class _Client:
     executor: ToolExecutor
     connection: Connection | None
     """Where notifications to the client go; ``None`` when it has no lasting connection."""
+    log_level: types.LoggingLevel = "debug"
+    """The least severe level of log messages the client wants (``logging/setLevel``)."""
+
+
+_SEVERITY: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+class _Channel:
+    """The client of one ``tools/call``, as a handler reaches it (``wink.tools.client``).
+
+    A synchronous handler runs in a worker thread and waits for each message to be
+    sent; an async one awaits the ``a``-prefixed twins on the server's loop.
+    """
+
+    __slots__ = ("_client", "_ctx")
+
+    def __init__(self, ctx: ServerRequestContext[_Run], client: _Client) -> None:
+        self._ctx = ctx
+        self._client = client
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None) -> None:
+        _from_worker(self.alog, level, data, logger)
+
+    async def alog(self, level: types.LoggingLevel, data: Any, logger: str | None) -> None:
+        if _SEVERITY.index(level) < _SEVERITY.index(self._client.log_level):
+            return
+        params = types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        await self._ctx.session.send_notification(
+            types.LoggingMessageNotification(params=params), self._ctx.request_id
+        )
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        _from_worker(self.aprogress, progress, total, message)
+
+    async def aprogress(self, progress: float, total: float | None, message: str | None) -> None:
+        await self._ctx.session.report_progress(progress, total, message)
+
+    def sample(self, text: str, max_tokens: int, system_prompt: str | None) -> str:
+        answer: str = _from_worker(self.asample, text, max_tokens, system_prompt)
+        return answer
+
+    async def asample(self, text: str, max_tokens: int, system_prompt: str | None) -> str:
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(
+                messages=[
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(type="text", text=text)
+                    )
+                ],
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+            )
+        )
+        result = await self._ctx.session.send_request(
+            request,
+            types.CreateMessageResult,
+            metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id),
+        )
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        return "".join(block.text for block in blocks if isinstance(block, types.TextContent))
+
+    def elicit(self, message: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        answer: tuple[str, dict[str, Any] | None] = _from_worker(self.aelicit, message, schema)
+        return answer
+
+    async def aelicit(
+        self, message: str, schema: dict[str, Any]
+    ) -> tuple[str, dict[str, Any] | None]:
+        result = await self._ctx.session.elicit_form(
+            message, _elicitation_schema(schema), related_request_id=self._ctx.request_id
+        )
+        return result.action, None if result.content is None else dict(result.content)
+
+
+def _from_worker(function: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> Any:
+    try:
+        return anyio.from_thread.run(function, *args)
+    except RuntimeError as error:
+        if "worker thread" not in str(error):
+            raise
+        raise RuntimeError(
+            "an async handler talks to the client with the awaited twins: "
+            "await context.alog(), areport_progress(), asample() or aelicit()"
+        ) from None
+
+
+def _elicitation_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The requested schema MCP allows: a flat object, without ``additionalProperties``."""
+    return {
+        key: value for key, value in schema.items() if key not in ("additionalProperties", "title")
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +249,14 @@ class PromptServer(Server[_Run]):
         *,
         session_factory: Callable[[], Session] = Session,
         name: str | None = None,
-        version: str = "",
+        version: str | None = None,
         instructions: str | None = None,
         call_timeout: timedelta | float | None = None,
     ) -> None:
         """A server for ``prompt``'s enabled tools, rendered now.
 
         Raises ``PromptValidationError`` when a policy refuses the prompt's tools.
+        ``version`` (``serverInfo.version``) defaults to wink's own;
         ``instructions`` default to the rendered prompt's text; ``call_timeout``
         gives each call a ``Deadline`` that long after it arrives.
         """
@@ -166,12 +273,17 @@ class PromptServer(Server[_Run]):
         self._executor(Session())
         super().__init__(
             name or prompt.name,
-            version=version,
+            version=wink_version() if version is None else version,
             instructions=self._render.rendered.text if instructions is None else instructions,
             lifespan=self._lifespan,
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+        )
+        # Registered by hand: the constructor's argument warns that 2026-07-28 clients
+        # opt in per request, but clients of the handshake still set a level.
+        self.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_log_level
         )
 
     @property
@@ -254,26 +366,47 @@ class PromptServer(Server[_Run]):
         self, ctx: ServerRequestContext[_Run], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         client = self._client_of(ctx)
+        channel = client_channel_set(_Channel(ctx, client))
+        try:
+            return await self._run_call(ctx, client, params)
+        finally:
+            client_channel_unset(channel)
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[_Run], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        self._client_of(ctx).log_level = params.level
+        return types.EmptyResult()
+
+    async def _run_call(
+        self,
+        ctx: ServerRequestContext[_Run],
+        client: _Client,
+        params: types.CallToolRequestParams,
+    ) -> types.CallToolResult:
         call_id = None if ctx.request_id is None else str(ctx.request_id)
         call = ToolCall(params.name, params.arguments or {}, call_id)
         executor = client.executor
         if self._call_timeout is not None:
             executor = self._executor(client.session, Deadline.after(self._call_timeout))
         binding = executor.rendered_prompt.binding(call.name)
+        if binding is None:
+            # The specification makes an unknown tool a protocol error, not a tool
+            # result: the client asked for something the server never offered.
+            available = ", ".join(tool.name for tool in executor.rendered_prompt.tools)
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool {safe_repr(call.name)}. Available tools: {available or 'none'}.",
+            )
         # A cancelled request still waits for its call to finish, so the call commits
         # or rolls back whole, as it would have had the client waited.
-        if binding is not None and binding.tool.is_async:
+        if binding.tool.is_async:
             # On the server's own loop, where awaiting blocks no other client.
             with anyio.CancelScope(shield=True):
                 result = await _aexecute(executor, call)
         else:
             # A synchronous handler would block every client: a worker thread runs it.
             result = await anyio.to_thread.run_sync(_execute, executor, call)
-        if binding is None:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=result.model_text())],
-                is_error=True,
-            )
         payload = call_tool_result(result, tool=binding.tool)
         return types.CallToolResult.model_validate(payload)
 
@@ -327,14 +460,15 @@ def server(
     *,
     session_factory: Callable[[], Session] = Session,
     name: str | None = None,
-    version: str = "",
+    version: str | None = None,
     instructions: str | None = None,
     call_timeout: timedelta | float | None = None,
 ) -> PromptServer:
     """An MCP server (the ``mcp`` package's ``Server``) for ``prompt``'s tools.
 
     One ``Session`` per client from ``session_factory``; ``name`` defaults to the
-    prompt's name, ``instructions`` to its rendered text. See ``PromptServer``.
+    prompt's name, ``version`` to wink's, ``instructions`` to its rendered text.
+    See ``PromptServer``.
     """
     return PromptServer(
         prompt,
@@ -519,6 +653,14 @@ async def _aexecute(executor: ToolExecutor, call: ToolCall) -> ToolResult[Any]:
         return await executor.aexecute(call)
     except _STOPPED as error:  # as in ``_execute``
         return ToolResult.error(str(error))
+
+
+def wink_version() -> str:
+    """The installed wink's version, or ``"0+unknown"`` when run from a bare source tree."""
+    try:
+        return importlib.metadata.version("wink")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
 def _render(prompt: Prompt) -> _Render:

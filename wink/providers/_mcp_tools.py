@@ -76,8 +76,8 @@ class McpToolCall:
         subject = f"tool {self.remote_name!r} of MCP server {self.server.name!r}"
         try:
             if connection.tools_changed:
-                # The server changed its tools since the last call: the call goes out
-                # only if this tool is still the one imported.
+                # The server changed its tools since the connection opened: the call
+                # goes out only if this tool is still the one imported.
                 changed = _changed_since_import(connection, self)
                 if changed is not None:
                     return ToolResult.error(changed)
@@ -161,8 +161,7 @@ def _mime(block: Any) -> str:
 
 def _changed_since_import(connection: McpConnection, call: McpToolCall) -> str | None:
     """Why the server's listing of ``call``'s tool differs from its imported contract, if so."""
-    listed = {tool.name: tool for tool in connection.list_tools()}
-    tool = listed.get(call.remote_name)
+    tool = connection.current_tools().get(call.remote_name)
     again = "; import its tools again (McpToolsSection.refresh(), then a new template)"
     if tool is None:
         return f"MCP server {call.server.name!r} no longer lists tool {call.remote_name!r}{again}"
@@ -251,8 +250,16 @@ class McpToolsSection(Section[None]):
     Calls go through each session's own connection (the ``McpClients`` resource,
     bound by default). A call's effect on the server cannot be rolled back (see
     ``McpToolCall``); tools the server marks ``readOnlyHint`` may overlap in a model
-    turn, the others run one after another. ``refresh()`` imports the tools again
-    (for templates built afterwards).
+    turn, the others run one after another.
+
+    The tools are fixed once imported, and so is every template built with them:
+    an evaluation offers the model the same tools at every turn. When the server
+    says its tools changed (``tools/list_changed``), every later call checks the
+    server's listing (listed again after each such notice): a call to a tool the
+    server no longer lists, or whose schemas changed, fails without being sent,
+    saying so, and tools the server added are not offered. To offer the tools as
+    they are now, build a new template with ``section.refresh()`` (a new section)
+    and evaluate it.
 
     Raises ``McpConnectionError`` when the server cannot be reached, and
     ``PromptValidationError`` for a tool whose schema wink cannot state, naming the
@@ -299,17 +306,27 @@ class McpToolsSection(Section[None]):
             default_resources=(_clients_binding(),),
         )
 
-    def refresh(self) -> bool:
-        """Import the tools again; whether they changed. Templates built earlier keep theirs."""
-        tools = self._import()
-        changed = [
-            (tool.name, tool.description, tool.params_schema, tool.result_schema) for tool in tools
-        ] != [
-            (tool.name, tool.description, tool.params_schema, tool.result_schema)
-            for tool in self.tools
-        ]
-        self.tools = tuple(tools)
-        return changed
+    def refresh(self) -> McpToolsSection | None:
+        """A new section over the same server and options, its tools imported again;
+        ``None`` when the server lists the same tools (names, descriptions, schemas).
+
+        This section, and every template built with it, keep the tools they have:
+        build a new template with the new section to offer the tools as they are now.
+        """
+        fresh = McpToolsSection(
+            self.server,
+            title=self.title,
+            key=self.key,
+            prefix=self.prefix,
+            allow=self.allow,
+            deny=self.deny,
+            policies=self.policies,
+            enabled=self.enabled,
+            accepts_overrides=self.accepts_overrides,
+        )
+        if _signature(fresh) == _signature(self) and fresh.instructions == self.instructions:
+            return None
+        return fresh
 
     def _import(self) -> list[Tool[Any, Any]]:
         server = self.server
@@ -359,6 +376,14 @@ class McpToolsSection(Section[None]):
             if full and full != tool.description:
                 parts.append(f"`{tool.name}`: {full}")
         return "\n\n".join(parts)
+
+
+def _signature(section: McpToolsSection) -> list[tuple[Any, ...]]:
+    """What the model is shown of each tool of ``section``."""
+    return [
+        (tool.name, tool.description, tool.params_schema, tool.result_schema)
+        for tool in section.tools
+    ] + [tuple(sorted(section.descriptions.items()))]
 
 
 def _new_clients(resolver: object) -> McpClients:

@@ -1,5 +1,10 @@
 """Model Context Protocol: ``tools/list`` entries, ``tools/call`` requests, ``CallToolResult``s.
 
+A tool whose result type is rich content (``Image``, ``Audio``, ``EmbeddedResource``,
+``Text`` or mixed ``Content``, from ``wink.tools.content``) has no ``outputSchema``:
+its result is sent as MCP content blocks, the message first as a text block
+unless it is empty.
+
 Each tool becomes ``{"name", "description", "inputSchema", "outputSchema"}``;
 ``outputSchema`` (the result type's JSON Schema) is left out for tools that
 return nothing. MCP requires ``outputSchema`` to describe an object, so a
@@ -32,15 +37,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wink.contract.frozen import freeze
-from wink.contract.walk import JsonSchema
-from wink.providers._errors import ProviderPayloadError
-from wink.providers._inline import inline_root_ref, object_root
+from wink.contract.walk import JsonSchema, map_schema
+from wink.providers._errors import ProviderPayloadError, RecursiveSchemaError
+from wink.providers._inline import inline_all_refs, inline_root_ref, object_root, resolve_ref
 from wink.providers._payload import as_data, text_field
 from wink.providers._specs import SpecCache, ToolSource, tools_of
 from wink.providers._stdio import protocol_stdout
 from wink.providers._strict import accepts_null
 from wink.runtime.call import ToolCall
 from wink.tools import Tool, ToolResult
+from wink.tools.content import RICH_TYPES, Audio, Content, EmbeddedResource, Image, Text
 
 if TYPE_CHECKING:
     from wink.providers._mcp_client import (
@@ -80,6 +86,7 @@ __all__ = [
     "PromptServer",
     "bind_http_socket",
     "call_tool_result",
+    "content_block",
     "http_app",
     "parse_tool_call",
     "protocol_stdout",
@@ -172,6 +179,11 @@ def call_tool_result(result: ToolResult[Any], *, tool: Tool[Any, Any]) -> dict[s
     when there is no value, except for a success whose result type accepts
     ``None`` (``R | None``), which sends ``{"result": null}``.
     """
+    if _is_rich(tool) and result.value is not None:
+        return {
+            "content": _content_blocks(result.message, result.value),
+            "isError": not result.success,
+        }
     text = result.model_text()
     payload: dict[str, Any] = {
         "content": [{"type": "text", "text": text}] if text else [],
@@ -191,10 +203,13 @@ def _tool_spec(tool: Tool[Any, Any]) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
-            "inputSchema": object_root(tool.params_schema, tool.name, _DIALECT),
+            "inputSchema": map_schema(
+                _without_bare_refs(object_root(tool.params_schema, tool.name, _DIALECT), tool.name),
+                _null_means_default,
+            ),
         }
         if _has_output_schema(tool):
-            spec["outputSchema"] = _output_schema(tool.result_schema)
+            spec["outputSchema"] = _without_bare_refs(_output_schema(tool.result_schema), tool.name)
         frozen: dict[str, Any] = freeze(spec)
         return frozen
 
@@ -217,12 +232,118 @@ def _output_schema(schema: JsonSchema) -> JsonSchema:
     return wrapped
 
 
+def _without_bare_refs(schema: JsonSchema, tool_name: str) -> JsonSchema:
+    """``schema`` as clients that do not follow ``$ref`` can still use it.
+
+    Such clients (the MCP Inspector among them) read a node's ``type`` to decide
+    what to send, and send a bare ``{"$ref": ...}`` field as a string. Every
+    reference is inlined; a recursive one cannot be, so it keeps its ``$ref`` and
+    gets its target's ``type`` beside it.
+    """
+    try:
+        return inline_all_refs(schema, f"tool {tool_name!r}", "kept as $ref")
+    except RecursiveSchemaError:
+        return map_schema(schema, lambda node: _typed_ref(schema, node))
+
+
+def _null_means_default(node: JsonSchema) -> JsonSchema:
+    """``node`` with each property that has a default also accepting ``null``.
+
+    The contract takes ``null`` for a field's default (OpenAI's strict mode sends it,
+    and clients that turn MCP schemas strict do too); the schema says so, so that
+    what the server accepts and what it advertises agree.
+    """
+    properties = node.get("properties")
+    if not isinstance(properties, dict):
+        return node
+    node["properties"] = {
+        name: _nullable(prop) if "default" in prop and not accepts_null(prop) else prop
+        for name, prop in properties.items()
+    }
+    return node
+
+
+def _nullable(prop: JsonSchema) -> JsonSchema:
+    kind = prop.get("type")
+    if isinstance(kind, str) and not {"enum", "const", "anyOf", "oneOf", "allOf"} & prop.keys():
+        return {**prop, "type": [kind, "null"]}
+    outer: JsonSchema = {
+        key: prop[key] for key in ("title", "description", "default") if key in prop
+    }
+    inner = {key: value for key, value in prop.items() if key not in outer}
+    return {**outer, "anyOf": [inner, {"type": "null"}]}
+
+
+def _typed_ref(root: JsonSchema, node: JsonSchema) -> JsonSchema:
+    ref = node.get("$ref")
+    if not isinstance(ref, str) or "type" in node:
+        return node
+    kinds = _types_of(root, resolve_ref(root, ref), ())
+    if kinds:
+        node["type"] = kinds[0] if len(kinds) == 1 else list(kinds)
+    return node
+
+
+def _types_of(root: JsonSchema, node: JsonSchema, seen: tuple[str, ...]) -> tuple[str, ...]:
+    """The JSON types ``node`` allows, following references and unions; ``()``: any."""
+    kind = node.get("type")
+    if isinstance(kind, str):
+        return (kind,)
+    if isinstance(kind, list):
+        return tuple(kind)
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return () if ref in seen else _types_of(root, resolve_ref(root, ref), (*seen, ref))
+    branches = node.get("anyOf") or node.get("oneOf")
+    if not isinstance(branches, list):
+        return ()
+    found: list[str] = []
+    for branch in branches:
+        kinds = _types_of(root, branch, seen)
+        if not kinds:
+            return ()
+        found.extend(kind for kind in kinds if kind not in found)
+    return tuple(found)
+
+
 def _result_is_wrapped(tool: Tool[Any, Any]) -> bool:
     return inline_root_ref(tool.result_schema).get("type") != "object"
 
 
 def _has_output_schema(tool: Tool[Any, Any]) -> bool:
-    return tool.result_type is not None and tool.result_type is not type(None)
+    return (
+        tool.result_type is not None and tool.result_type is not type(None) and not _is_rich(tool)
+    )
+
+
+def _is_rich(tool: Tool[Any, Any]) -> bool:
+    return tool.result_type in RICH_TYPES
+
+
+def _content_blocks(
+    message: str, value: Text | Image | Audio | EmbeddedResource | Content
+) -> list[dict[str, Any]]:
+    """The message as a text block (unless empty), then the value's parts as MCP blocks."""
+    parts = value.parts if isinstance(value, Content) else (value,)
+    blocks = [{"type": "text", "text": message}] if message else []
+    blocks.extend(content_block(part) for part in parts)
+    return blocks
+
+
+def content_block(part: Text | Image | Audio | EmbeddedResource) -> dict[str, Any]:
+    """The MCP content block of one part of a rich result or a prompt message."""
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, Image | Audio):
+        return {"type": part.type, "data": part.data, "mimeType": part.mime_type}
+    resource: dict[str, Any] = {"uri": part.uri}
+    if part.mime_type is not None:
+        resource["mimeType"] = part.mime_type
+    if part.text is not None:
+        resource["text"] = part.text
+    else:
+        resource["blob"] = part.blob
+    return {"type": "resource", "resource": resource}
 
 
 def _accepts_none(tool: Tool[Any, Any]) -> bool:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from wink.errors import WinkError
+from wink.tools.client import Elicitation, LogLevel, client_channel, no_client
 
 __all__ = ["ResourceAccess", "ToolContext"]
 
@@ -15,6 +16,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     # Type names only: tools sit below prompt, resources, runtime and adapters.
     from wink.adapters.protocol import ProviderAdapter
+    from wink.contract import Contract
     from wink.prompt import Prompt, RenderedPrompt
     from wink.resources import Filesystem
     from wink.runtime.budget import BudgetTracker
@@ -111,3 +113,122 @@ class ToolContext:
         """Report liveness during long operations."""
         if self.heartbeat is not None:
             self.heartbeat()
+
+    # --- talking back to the client (see wink.tools.client) ---------------------------
+
+    def log(self, level: LogLevel, message: Any, *, logger: str | None = None) -> None:
+        """Log to the client (MCP ``notifications/message``), else to Python's logging."""
+        channel = client_channel()
+        if channel is None:
+            _log_locally(level, message, logger)
+        else:
+            channel.log(level, message, logger)
+
+    async def alog(self, level: LogLevel, message: Any, *, logger: str | None = None) -> None:
+        """``log`` for an async handler."""
+        channel = client_channel()
+        if channel is None:
+            _log_locally(level, message, logger)
+        else:
+            await channel.alog(level, message, logger)
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress to a client that asked for it; elsewhere a debug log line."""
+        channel = client_channel()
+        if channel is None:
+            _log_progress(progress, total, message)
+        else:
+            channel.progress(progress, total, message)
+
+    async def areport_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """``report_progress`` for an async handler."""
+        channel = client_channel()
+        if channel is None:
+            _log_progress(progress, total, message)
+        else:
+            await channel.aprogress(progress, total, message)
+
+    def sample(self, text: str, *, max_tokens: int = 1000, system_prompt: str | None = None) -> str:
+        """The client's model's answer to ``text`` (MCP ``sampling/createMessage``).
+
+        Raises ``ClientUnavailableError`` outside an MCP server.
+        """
+        channel = client_channel()
+        if channel is None:
+            raise no_client("sample")
+        return channel.sample(text, max_tokens, system_prompt)
+
+    async def asample(
+        self, text: str, *, max_tokens: int = 1000, system_prompt: str | None = None
+    ) -> str:
+        """``sample`` for an async handler."""
+        channel = client_channel()
+        if channel is None:
+            raise no_client("asample")
+        return await channel.asample(text, max_tokens, system_prompt)
+
+    def elicit(self, message: str, response_type: type[T]) -> Elicitation[T]:
+        """Ask the user for a ``response_type`` (a flat dataclass or model) through the
+        client (MCP ``elicitation/create``); its fields' defaults and enums are shown.
+
+        Raises ``ClientUnavailableError`` outside an MCP server.
+        """
+        channel = client_channel()
+        if channel is None:
+            raise no_client("elicit")
+        from wink.contract import compile_contract
+
+        contract = compile_contract(response_type)
+        action, content = channel.elicit(message, contract.input_schema)
+        return _elicitation(contract, action, content)
+
+    async def aelicit(self, message: str, response_type: type[T]) -> Elicitation[T]:
+        """``elicit`` for an async handler."""
+        channel = client_channel()
+        if channel is None:
+            raise no_client("aelicit")
+        from wink.contract import compile_contract
+
+        contract = compile_contract(response_type)
+        action, content = await channel.aelicit(message, contract.input_schema)
+        return _elicitation(contract, action, content)
+
+
+# Python's logging levels by MCP level (syslog's), as numbers: logging itself is
+# imported only when a handler logs, so that `import wink` stays light.
+_LEVELS = {
+    "debug": 10,
+    "info": 20,
+    "notice": 20,
+    "warning": 30,
+    "error": 40,
+    "critical": 50,
+    "alert": 50,
+    "emergency": 50,
+}
+
+
+def _log_progress(progress: float, total: float | None, message: str | None) -> None:
+    import logging
+
+    logging.getLogger("wink.tools.progress").debug(
+        "progress %s of %s %s", progress, total, message or ""
+    )
+
+
+def _log_locally(level: LogLevel, message: Any, logger: str | None) -> None:
+    import logging
+
+    logging.getLogger(logger or "wink.tools.handler").log(_LEVELS.get(level, 20), "%s", message)
+
+
+def _elicitation(
+    contract: Contract[T], action: str, content: dict[str, Any] | None
+) -> Elicitation[T]:
+    if action == "accept":
+        return Elicitation("accept", contract.parse(content or {}))
+    return Elicitation("decline" if action == "decline" else "cancel")
