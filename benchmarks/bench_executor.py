@@ -21,6 +21,7 @@ collection to the next), on an empty session and on one that has recorded
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import gc
 import json
@@ -39,6 +40,7 @@ from wink import (
     MarkdownSection,
     Prompt,
     PromptTemplate,
+    Retries,
     Tool,
     ToolContext,
     ToolResult,
@@ -112,6 +114,25 @@ bare_template = PromptTemplate(
 )
 
 
+# The same tool with a timeout and retries that a successful call never triggers.
+controlled_tool = Tool[LookupParams, LookupResult](
+    name="lookup_entity",
+    description="Fetch structured information for a given entity id.",
+    handler=lookup_handler,
+    timeout=5,
+    retries=Retries(attempts=3),
+)
+
+controlled_template = PromptTemplate(
+    ns="benchmarks",
+    key="executor_controlled",
+    sections=[MarkdownSection(title="Guidance", template="Use tools.", tools=[controlled_tool])],
+)
+
+AWAITED = 50
+"""Calls per timing of ``aexecute``: one event loop pass awaits them in turn."""
+
+
 def _executor(session: Session) -> ToolExecutor:
     prompt = Prompt(template).bind(resources={Filesystem: InMemoryFilesystem()})
     return ToolExecutor(prompt=prompt, session=session)
@@ -119,6 +140,28 @@ def _executor(session: Session) -> ToolExecutor:
 
 def _bare_executor(session: Session) -> ToolExecutor:
     return ToolExecutor(prompt=Prompt(bare_template), session=session)
+
+
+def _controlled_executor(session: Session) -> ToolExecutor:
+    return ToolExecutor(prompt=Prompt(controlled_template), session=session)
+
+
+def _awaited(executor: ToolExecutor, loop: asyncio.AbstractEventLoop) -> Callable[[], str]:
+    """``AWAITED`` calls of ``aexecute`` + render on ``loop``, awaited one after another."""
+    call = ToolCall("lookup_entity", ARGUMENTS, "call-1")
+
+    async def calls() -> str:
+        text = ""
+        for _ in range(AWAITED):
+            text = (await executor.aexecute(call)).render()
+        return text
+
+    def run() -> str:
+        return loop.run_until_complete(calls())
+
+    expected = '{"entity_id":"entity-42","document_url":"https://example.com"}'
+    assert expected in run()
+    return run
 
 
 def _distinct_call(index: int) -> ToolCall:
@@ -279,14 +322,22 @@ def _snapshot_restore_us(session: Session) -> float:
 def main() -> None:
     """Print the executor's cost next to the floor, and empty vs filled sessions."""
     # Interleaved rounds, best of each: the machine's load changes between rows.
-    floor, lax_floor, bare, governed = _interleaved(
-        [
-            _floor(),
-            _lax_floor(),
-            _call(_bare_executor(Session())),
-            _call(_executor(Session())),
-        ]
-    )
+    loop = asyncio.new_event_loop()
+    try:
+        floor, lax_floor, bare, governed, controlled, awaited, awaited_controlled = _interleaved(
+            [
+                _floor(),
+                _lax_floor(),
+                _call(_bare_executor(Session())),
+                _call(_executor(Session())),
+                _call(_controlled_executor(Session())),
+                _awaited(_bare_executor(Session()), loop),
+                _awaited(_controlled_executor(Session()), loop),
+            ]
+        )
+    finally:
+        loop.close()
+    awaited, awaited_controlled = awaited / AWAITED, awaited_controlled / AWAITED
     objects, kept_bytes = _kept_per_call(_call(_executor(Session())))
     bare_objects, bare_bytes = _kept_per_call(_call(_bare_executor(Session())))
     empty, filled, empty_calls, filled_calls, filled_restore = _session_size_cost()
@@ -297,6 +348,17 @@ def main() -> None:
         ("  / floor (target <= 1.6x)", f"{bare / floor:8.2f}x"),
         ("execute + render, 2 policies + in-memory filesystem", f"{governed:8.2f} us/call"),
         ("  / floor (target <= 2.0x)", f"{governed / floor:8.2f}x"),
+        ("execute + render, timeout + retries, neither triggered", f"{controlled:8.2f} us/call"),
+        ("  / the same tool without them (target <= 1.10x)", f"{controlled / bare:8.2f}x"),
+        ("aexecute + render, no policy, no resource", f"{awaited:8.2f} us/call"),
+        (
+            "aexecute + render, timeout + retries, neither triggered",
+            f"{awaited_controlled:8.2f} us/call",
+        ),
+        (
+            "  / the same tool without them (target <= 1.10x)",
+            f"{awaited_controlled / awaited:8.2f}x",
+        ),
         ("no policy, CPU time per call over a whole collector cycle:", ""),
         (f"  empty session ({empty_calls:,} calls in the cycle)", f"{empty:8.2f} us/call"),
         ("  / floor", f"{empty / floor:8.2f}x"),

@@ -58,6 +58,7 @@ def one_of_each_field() -> dict[str, Any]:
         "finished_at": END,
         "denied": True,
         "rolled_back": True,
+        "earlier_attempts": ("attempt 1 failed",),
     }
 
 
@@ -115,7 +116,7 @@ def test_tool_invoked_repr_names_every_field_in_order() -> None:
         """rendered_output='{"entity_id":"e","url":"u"}', """
         "started_at=datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc), "
         "finished_at=datetime.datetime(2026, 1, 2, 3, 4, 7, tzinfo=datetime.timezone.utc), "
-        "denied=True, rolled_back=True)"
+        "denied=True, rolled_back=True, earlier_attempts=('attempt 1 failed',))"
     )
 
 

@@ -25,6 +25,8 @@ from wink import (
 )
 from wink.resources import Filesystem
 from wink.runtime import Session, ToolCall, ToolExecutor, ToolInvoked
+from wink.runtime.snapshot import Snapshot
+from wink.testing import ScriptedAdapter
 from wink.tools import Retries, ToolRetry
 from wink.tools.controls import cut_output
 
@@ -111,6 +113,7 @@ def test_sync_handler_in_thread_over_its_timeout_fails_and_its_late_writes_are_u
     assert session.call_lock.owner is None  # the turn ended once the late writes were undone
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_inline_sync_handler_over_its_timeout_has_its_result_discarded_and_rolled_back() -> None:
     def slow(params: None, *, context: ToolContext) -> ToolResult[None]:
         assert context.session is not None
@@ -129,6 +132,7 @@ def test_inline_sync_handler_over_its_timeout_has_its_result_discarded_and_rolle
     assert session[Note].all() == ()
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_async_handler_over_its_timeout_is_cancelled_and_rolled_back() -> None:
     cancelled: list[bool] = []
 
@@ -154,6 +158,7 @@ def test_async_handler_over_its_timeout_is_cancelled_and_rolled_back() -> None:
     assert session[Note].all() == ()
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_a_handler_within_its_timeout_succeeds() -> None:
     def quick(params: None, *, context: ToolContext) -> ToolResult[None]:
         return ToolResult(message="quick")
@@ -200,7 +205,8 @@ def flaky_tool(failures: int, retries: Retries | int | None, log: list[str]) -> 
     return Tool[None, None](name="flaky", description="Flaky.", handler=flaky, retries=retries)
 
 
-def test_a_retried_call_commits_only_its_last_attempt_and_records_each() -> None:
+@pytest.mark.usefixtures("executor_path")
+def test_a_retried_call_commits_only_its_last_attempt_in_one_record_listing_the_others() -> None:
     log: list[str] = []
     session = Session()
     executor = executor_for(
@@ -209,18 +215,17 @@ def test_a_retried_call_commits_only_its_last_attempt_and_records_each() -> None
     result = executor.execute(ToolCall("flaky", "{}", call_id="c1"))
     assert result.message == "ok after 3"
     assert session[Note].all() == (Note("attempt 3"),)
-    records = session[ToolInvoked].all()
-    assert [(r.success, r.rolled_back) for r in records] == [
-        (False, True),
-        (False, True),
-        (True, False),
-    ]
-    assert records[0].result.message == (
+    (record,) = session[ToolInvoked].all()
+    assert (record.success, record.rolled_back, record.attempts) == (True, False, 3)
+    assert record.earlier_attempts == (
         "Tool 'flaky' attempt 1 of 3 failed: raised ConnectionError: down 1; rolled back, "
-        "tried again in 0.001s"
+        "tried again in 0.001s",
+        "Tool 'flaky' attempt 2 of 3 failed: raised ConnectionError: down 2; rolled back, "
+        "tried again in 0.002s",
     )
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_retries_exhausted_fail_with_the_last_error_rolled_back() -> None:
     log: list[str] = []
     session = Session()
@@ -231,7 +236,9 @@ def test_retries_exhausted_fail_with_the_last_error_rolled_back() -> None:
     assert result.message == "Tool 'flaky' raised ConnectionError: down 2 (attempt 2, the last)"
     assert log == ["ran", "ran"]
     assert session[Note].all() == ()
-    assert len(session[ToolInvoked].all()) == 2
+    (record,) = session[ToolInvoked].all()
+    assert (record.success, record.rolled_back, record.attempts) == (False, True, 2)
+    assert record.result is result
 
 
 def test_a_tool_without_retries_runs_once() -> None:
@@ -241,6 +248,7 @@ def test_a_tool_without_retries_runs_once() -> None:
     assert log == ["ran"]
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_an_error_the_predicate_refuses_is_not_retried() -> None:
     log: list[str] = []
     retries = Retries(attempts=3, backoff=0, when=lambda error: isinstance(error, TimeoutError))
@@ -260,6 +268,7 @@ def test_no_retry_waits_past_the_deadline() -> None:
     assert log == ["ran"]
 
 
+@pytest.mark.usefixtures("executor_path")
 def test_async_retries_run_each_attempt_in_turn() -> None:
     attempts: list[int] = []
 
@@ -272,8 +281,95 @@ def test_async_retries_run_each_attempt_in_turn() -> None:
     executor = executor_for(
         Tool[None, None](name="flaky", description="Flaky.", handler=flaky, retries=2)
     )
+    session = executor._session
     assert asyncio.run(executor.aexecute(ToolCall("flaky", "{}"))).message == "ok"
     assert attempts == [1, 2]
+    (record,) = session[ToolInvoked].all()
+    assert (record.success, record.attempts) == (True, 2)
+    (earlier,) = record.earlier_attempts  # the wait has jitter: only its prefix is fixed
+    assert earlier.startswith(
+        "Tool 'flaky' attempt 1 of 2 failed: raised OSError: busy; rolled back, tried again in 0.1"
+    )
+
+
+@pytest.mark.usefixtures("executor_path")
+@pytest.mark.usefixtures("executor_path")
+def test_a_late_inline_attempt_is_rolled_back_and_retried_in_one_record() -> None:
+    def slow_once(params: None, *, context: ToolContext) -> ToolResult[None]:
+        assert context.session is not None
+        attempt = len(context.session[Note].all()) + 1  # the first one's note is undone
+        context.session.dispatch(Note(f"attempt {attempt}"))
+        if not ran:
+            ran.append(True)
+            time.sleep(0.03)
+        return ToolResult(message="in time")
+
+    ran: list[bool] = []
+    session = Session()
+    executor = executor_for(
+        Tool[None, None](
+            name="slow",
+            description="Slow.",
+            handler=slow_once,
+            timeout=0.02,
+            retries=Retries(attempts=2, backoff=0, jitter=0),
+        ),
+        session=session,
+    )
+    assert executor.execute(ToolCall("slow", "{}")).message == "in time"
+    assert session[Note].all() == (Note("attempt 1"),)
+    (record,) = session[ToolInvoked].all()
+    assert record.earlier_attempts == (
+        "Tool 'slow' attempt 1 of 2 failed: timed out after 0.02s; rolled back, "
+        "tried again in 0.000s",
+    )
+
+
+@pytest.mark.usefixtures("executor_path")
+def test_a_call_that_ran_once_saves_no_attempts_and_reads_back_as_one_attempt() -> None:
+    session = Session()
+    log: list[str] = []
+    executor = executor_for(flaky_tool(0, Retries(attempts=3), log), session=session)
+    executor.execute(ToolCall("flaky", "{}", call_id="c1"))
+    text = session.snapshot().to_json()
+    assert '"rolled_back":false}' in text and "earlier_attempts" not in text
+    (record,) = Snapshot.from_json(text).log[ToolInvoked]
+    assert (record.attempts, record.earlier_attempts) == (1, ())
+
+
+def test_a_retried_record_round_trips_its_earlier_attempts_through_json() -> None:
+    session = Session()
+    log: list[str] = []
+    executor = executor_for(flaky_tool(1, Retries(attempts=2, backoff=0), log), session=session)
+    executor.execute(ToolCall("flaky", "{}", call_id="c1"))
+    text = session.snapshot().to_json()
+    assert '"earlier_attempts":["Tool \'flaky\' attempt 1 of 2 failed: ' in text
+    (record,) = Snapshot.from_json(text).log[ToolInvoked]
+    assert record == session[ToolInvoked].latest()
+
+
+def test_a_retried_call_is_one_of_an_evaluations_tool_results() -> None:
+    log: list[str] = []
+    tool_ = flaky_tool(1, Retries(attempts=2, backoff=0), log)
+    template = PromptTemplate(
+        ns="tests", key="retried", sections=[MarkdownSection(title="T", tools=[tool_])]
+    )
+    response = ScriptedAdapter([ToolCall("flaky", "{}", "c1"), "done"]).evaluate(
+        Prompt(template), session=Session()
+    )
+    assert [(r.call_id, r.success, r.attempts) for r in response.tool_results] == [("c1", True, 2)]
+
+
+def test_a_rollback_that_fails_between_attempts_stops_the_retries() -> None:
+    class Broken(InMemoryFilesystem):
+        def restore(self, snapshot: object) -> None:
+            raise OSError("disk gone")
+
+    log: list[str] = []
+    executor = executor_for(flaky_tool(1, Retries(attempts=3, backoff=0), log), filesystem=Broken())
+    with pytest.raises(PromptEvaluationError, match="could not all be rolled back"):
+        executor.execute(ToolCall("flaky", "{}"))
+    assert log == ["ran"]
 
 
 def test_tool_retry_tells_the_model_its_message_and_is_never_retried() -> None:

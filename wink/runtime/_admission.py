@@ -55,9 +55,10 @@ class _Plan:
     """Whether its calls may overlap with others of a turn (a handler, not sequential,
     no policy)."""
     plain: bool
-    """Whether it has a handler and the handler is a plain (not async) function."""
+    """Whether ``execute`` may run it directly: it has a handler, a plain (not async)
+    function, that its timeout (if any) does not put in a thread of its own."""
     awaitable: bool
-    """Whether ``aexecute`` may run it inline: it has a handler, async or not in a thread."""
+    """Whether ``aexecute`` may run it directly: it has a handler, async or not in a thread."""
     retries: Retries | None
     """The tool's ``Retries``, or ``None``."""
     controlled: bool
@@ -308,10 +309,12 @@ def _plan_of(binding: ToolBinding, max_output_chars: int | None = None) -> _Plan
     retries = tool.retries if isinstance(tool.retries, Retries) else None
     controlled = tool.timeout is not None or retries is not None
     overlaps = tool.handler is not None and not tool.sequential and not unique
-    # The direct phases run a handler once, unbounded: a controlled one takes the others.
-    plain = tool.handler is not None and not tool.is_async and not controlled
+    # The direct phases run a handler on the caller's thread (or loop) and take the
+    # general path's attempts only once one failed: a timeout or retries cost nothing
+    # there until they act.
+    in_thread = tool.in_thread and tool.timeout is not None
+    plain = tool.handler is not None and not tool.is_async and not in_thread
     awaitable = tool.handler is not None and (tool.is_async or not tool.in_thread)
-    awaitable = awaitable and not controlled
     limit = tool.max_output_chars if tool.max_output_chars is not None else max_output_chars
     return _Plan(
         tool,

@@ -49,6 +49,7 @@ class _Recording(_ExecutorState):
         *,
         denied: bool = False,
         rolled_back: bool = False,
+        earlier_attempts: tuple[str, ...] = (),
     ) -> ToolResult[Any]:
         event = ToolInvoked(
             self._prompt_name,
@@ -62,6 +63,7 @@ class _Recording(_ExecutorState):
             self._clock(),
             denied,
             rolled_back,
+            earlier_attempts,
         )
         try:
             self._session.dispatch(event, value_type=value_type)

@@ -82,6 +82,7 @@ class _Prepared:
         "attempts",
         "call",
         "context",
+        "earlier",
         "late",
         "mark",
         "params",
@@ -119,6 +120,8 @@ class _Prepared:
         """The snapshots a failure restores (taken before the policies run)."""
         self.attempts = 1
         """Which attempt of the handler runs (``Retries``)."""
+        self.earlier: tuple[str, ...] = ()
+        """Why each attempt before this one failed (``ToolInvoked.earlier_attempts``)."""
         self.late: _Late | None = None
         """A sync handler that outlived its timeout and still runs: when it returns, its
         changes are undone and only then does the call's tree end."""
@@ -155,6 +158,7 @@ class _Transaction(_Recording):
                 prepared.scope,
                 prepared.started_at,
                 returned,
+                prepared.earlier,
             )
         except BaseException as error:
             return self._on_error(prepared, error)
@@ -219,9 +223,11 @@ class _Transaction(_Recording):
         scope: ToolCallScope | None,
         started_at: datetime,
         returned: object,
+        earlier: tuple[str, ...] = (),
     ) -> tuple[ToolResult[Any], bool]:
         """Record a successful result and return it rendered, with ``True``; or the
-        failure to return, with ``False``.
+        failure to return, with ``False``. ``earlier``: why the attempts before this
+        one failed.
 
         The value must be of the tool's declared result type; it is rendered through
         the tool's result contract, so a subclass instance shows the declared fields.
@@ -277,7 +283,9 @@ class _Transaction(_Recording):
                 # Closed before the call is recorded: a close that is interrupted
                 # (a BaseException) must not leave a success on record.
                 _close_scope(scope, call.name)
-            self._record(call, params, result, text, started_at, value_type)
+            self._record(
+                call, params, result, text, started_at, value_type, earlier_attempts=earlier
+            )
         except _PROPAGATED:
             raise
         except Exception as error:
@@ -380,6 +388,7 @@ class _Transaction(_Recording):
             prepared.started_at,
             denied=denied,
             rolled_back=not denied,
+            earlier_attempts=prepared.earlier,
         )
         if interruptions:
             raise interruptions[0]
@@ -465,29 +474,57 @@ class _Controlled(_Transaction):
                 return left, True
         return seconds, False
 
-    def _invoke_controlled(self, prepared: _Prepared) -> object:
-        """``_invoke`` under the tool's timeout, attempt after attempt as its retries say."""
+    def _invoke_controlled(
+        self, prepared: _Prepared, failed: BaseException | None = None
+    ) -> object:
+        """``_invoke`` under the tool's timeout, attempt after attempt as its retries say;
+        ``failed``: the error of a first attempt that ran already (a direct call's)."""
+        error = failed
         while True:
-            try:
-                return self._invoke_once(prepared)
-            except BaseException as error:
+            if error is not None:
                 delay = self._next_attempt(prepared, error)
                 if delay is None:
-                    raise
+                    raise error
                 time.sleep(delay)
+            try:
+                return self._invoke_once(prepared)
+            except BaseException as raised:
+                error = raised
 
-    async def _ainvoke_controlled(self, prepared: _Prepared) -> object:
+    async def _ainvoke_controlled(
+        self, prepared: _Prepared, failed: BaseException | None = None
+    ) -> object:
         """``_invoke_controlled``'s twin for ``aexecute``."""
         import asyncio
 
+        error = failed
         while True:
-            try:
-                return await self._ainvoke_once(prepared)
-            except BaseException as error:
+            if error is not None:
                 delay = self._next_attempt(prepared, error)
                 if delay is None:
-                    raise
+                    raise error
                 await asyncio.sleep(delay)
+            try:
+                return await self._ainvoke_once(prepared)
+            except BaseException as raised:
+                error = raised
+
+    def _retried(self, prepared: _Prepared, failed: BaseException) -> ToolResult[Any]:
+        """A direct call whose first attempt raised ``failed``: the attempts its retries
+        allow, then the last one committed or rolled back."""
+        try:
+            returned = self._invoke_controlled(prepared, failed)
+        except BaseException as error:  # handled as the failure table says
+            return self._on_error(prepared, error)
+        return self._returned(prepared, returned)
+
+    async def _aretried(self, prepared: _Prepared, failed: BaseException) -> ToolResult[Any]:
+        """``_retried``'s twin for ``aexecute``."""
+        try:
+            returned = await self._ainvoke_controlled(prepared, failed)
+        except BaseException as error:  # cancellation included: rolled back
+            return self._on_error(prepared, error)
+        return self._returned(prepared, returned)
 
     def _invoke_once(self, prepared: _Prepared) -> object:
         limit = self._time_limit(prepared.plan)
@@ -554,11 +591,16 @@ class _Controlled(_Transaction):
                 self._budget_tracker.check()
             except BudgetExceededError:
                 return None
+        if self._rollback(prepared):
+            # Its state is unknown: no attempt may start on it. The call's own rollback
+            # tries again and says what could not be restored.
+            return None
         message = (
             f"Tool {tool.name!r} attempt {prepared.attempts} of {retries.attempts} failed: "
             f"{_attempt_error(tool, error)}; rolled back, tried again in {delay:.3f}s"
         )
-        self._fail(prepared, ToolResult.error(message))
+        logger.info("%s", message)
+        prepared.earlier += (message,)
         prepared.saved = self._save(prepared.resources, prepared.tree)
         prepared.attempts += 1
         return delay
@@ -579,6 +621,51 @@ class _Controlled(_Transaction):
         finally:
             if release:
                 tree.release_all()
+
+
+class _AttemptFailed(Exception):
+    """A direct call's first attempt raised ``error`` and its tool has retries."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _first_attempt(plan: _Plan, params: Any, context: ToolContext) -> object:
+    """A direct call's handler, a plain one run inline under its tool's controls: a
+    result later than the timeout is ``_TimedOut`` (it ran to its end, so it could not be
+    stopped); an error is ``_AttemptFailed`` when the tool has retries."""
+    tool = plan.tool
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _plan_of
+    seconds = tool.timeout
+    started = time.monotonic()
+    try:
+        returned = handler(params, context=context)
+        if seconds is not None and time.monotonic() - started > seconds:
+            raise _TimedOut(seconds, by_deadline=False, running=False)
+    except Exception as error:
+        if plan.retries is None:
+            raise
+        raise _AttemptFailed(error) from None
+    return returned
+
+
+async def _afirst_attempt(plan: _Plan, params: Any, context: ToolContext) -> object:
+    """``_first_attempt``'s twin for ``aexecute``: an async handler is awaited, cancelled
+    at its tool's timeout."""
+    tool = plan.tool
+    if not tool.is_async:
+        return _first_attempt(plan, params, context)
+    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _plan_of
+    seconds = tool.timeout
+    try:
+        if seconds is None:
+            return await handler(params, context=context)
+        return await _within(handler(params, context=context), seconds, by_deadline=False)
+    except Exception as error:
+        if plan.retries is None:
+            raise
+        raise _AttemptFailed(error) from None
 
 
 async def _within(coroutine: Any, seconds: float, by_deadline: bool) -> object:

@@ -5,13 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from wink.runtime._raw import RawArguments, RawText, decode
 from wink.runtime.call import ToolCall
 from wink.tools import ToolResult
 
 __all__ = ["RawArguments", "RawText", "ToolInvoked", "recorded_call"]
+
+
+def _none_earlier(earlier_attempts: tuple[str, ...]) -> bool:
+    # A call that ran once writes the JSON it wrote before retries were recorded.
+    return not earlier_attempts
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -49,6 +56,10 @@ class ToolInvoked:
     """The call failed after every policy allowed it (in its handler, on a limit, or
     with a result that could not be applied), so the session and the resources were
     restored to their state before the call."""
+    earlier_attempts: Annotated[tuple[str, ...], Field(exclude_if=_none_earlier)] = ()
+    """Why each attempt before the last one failed, oldest first, for a tool with
+    ``Retries``; each was rolled back before the next. Empty for a call that ran once
+    (and then left out of the JSON form, which reads back without it)."""
 
     def __init__(
         self,
@@ -63,6 +74,7 @@ class ToolInvoked:
         finished_at: datetime,
         denied: bool = False,
         rolled_back: bool = False,
+        earlier_attempts: tuple[str, ...] = (),
     ) -> None:
         # Every call records one: each field is set through its slot's descriptor, not
         # through ``object.__setattr__`` as a frozen dataclass's own constructor does,
@@ -79,11 +91,17 @@ class ToolInvoked:
         _set_finished_at(self, finished_at)
         _set_denied(self, denied)
         _set_rolled_back(self, rolled_back)
+        _set_earlier_attempts(self, earlier_attempts)
 
     @property
     def success(self) -> bool:
         """Whether the call succeeded."""
         return self.result.success
+
+    @property
+    def attempts(self) -> int:
+        """How many times the handler ran: 1, or more for a retried call."""
+        return len(self.earlier_attempts) + 1
 
     @property
     def duration(self) -> timedelta:
@@ -104,6 +122,7 @@ _set_started_at = _SLOTS["started_at"].__set__
 _set_finished_at = _SLOTS["finished_at"].__set__
 _set_denied = _SLOTS["denied"].__set__
 _set_rolled_back = _SLOTS["rolled_back"].__set__
+_set_earlier_attempts = _SLOTS["earlier_attempts"].__set__
 
 
 def recorded_call(document: Mapping[str, Any]) -> ToolCall:

@@ -55,7 +55,16 @@ from wink.prompt import Prompt, RenderedPrompt
 from wink.resources import Snapshotable
 from wink.runtime._admission import _Admission, _Plan, _plan_of, _validate_policies
 from wink.runtime._executor_state import _ExecutorState
-from wink.runtime._transaction import _ainvoke, _in_thread, _invoke, _Prepared, _Saved
+from wink.runtime._transaction import (
+    _afirst_attempt,
+    _ainvoke,
+    _AttemptFailed,
+    _first_attempt,
+    _in_thread,
+    _invoke,
+    _Prepared,
+    _Saved,
+)
 from wink.runtime._turns import (
     CallLock,
     CallTree,
@@ -376,7 +385,13 @@ class ToolExecutor(_Admission):
         )
         failure: ToolResult[Any] = ToolResult.error(message)
         return self._record(
-            call, recorded.params, failure, "", recorded.started_at, rolled_back=True
+            call,
+            recorded.params,
+            failure,
+            "",
+            recorded.started_at,
+            rolled_back=True,
+            earlier_attempts=recorded.earlier_attempts,
         )
 
     def _take_turn(self, call: ToolCall) -> ToolResult[Any]:
@@ -505,14 +520,20 @@ class ToolExecutor(_Admission):
             if plan.policies:
                 refusal = self._refusal(plan, params, context, call.call_id)
             if refusal is None:
-                returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plain
+                if plan.controlled:
+                    returned = _first_attempt(plan, params, context)
+                else:
+                    returned = plan.tool.handler(params, context=context)  # type: ignore[misc]  # plain
                 outcome, committed = self._commit(
                     plan, call, params, context, None, started_at, returned
                 )
                 if committed:
                     return outcome
         except BaseException as error:  # handled as the failure table says
-            return self._on_error(self._direct_prepared(plan, ready, tree, call, started_at), error)
+            prepared = self._direct_prepared(plan, ready, tree, call, started_at)
+            if isinstance(error, _AttemptFailed):
+                return self._retried(prepared, error.error)
+            return self._on_error(prepared, error)
         prepared = self._direct_prepared(plan, ready, tree, call, started_at)
         if refusal is not None:
             return self._denied(prepared, refusal)
@@ -534,16 +555,23 @@ class ToolExecutor(_Admission):
             if plan.policies:
                 refusal = self._refusal(plan, params, context, call.call_id)
             if refusal is None:
-                returned: Any = plan.tool.handler(params, context=context)  # type: ignore[misc]
-                if plan.tool.is_async:
-                    returned = await returned
+                returned: Any
+                if plan.controlled:
+                    returned = await _afirst_attempt(plan, params, context)
+                else:
+                    returned = plan.tool.handler(params, context=context)  # type: ignore[misc]
+                    if plan.tool.is_async:
+                        returned = await returned
                 outcome, committed = self._commit(
                     plan, call, params, context, None, started_at, returned
                 )
                 if committed:
                     return outcome
         except BaseException as error:  # cancellation included: rolled back
-            return self._on_error(self._direct_prepared(plan, ready, tree, call, started_at), error)
+            prepared = self._direct_prepared(plan, ready, tree, call, started_at)
+            if isinstance(error, _AttemptFailed):
+                return await self._aretried(prepared, error.error)
+            return self._on_error(prepared, error)
         prepared = self._direct_prepared(plan, ready, tree, call, started_at)
         if refusal is not None:
             return self._denied(prepared, refusal)

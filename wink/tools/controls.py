@@ -38,12 +38,13 @@ class Retries:
     """How an idempotent tool's failed attempts are tried again.
 
     After attempt ``n`` fails with an exception ``when(error)`` accepts (any
-    ``Exception`` by default, an async handler's timeout included), the attempt is
-    rolled back and recorded, and the executor waits ``backoff * 2**(n-1)`` seconds
-    (at most ``max_backoff``), plus up to ``jitter`` of that at random, before the next
-    one. A result the handler returns, even a failed one, is never retried; neither is
-    ``ToolRetry``, an interruption, a sync handler's timeout (it may still be running)
-    or anything that stops the evaluation. No wait outlives the deadline.
+    ``Exception`` by default, a timeout included), the attempt is rolled back, and the
+    executor waits ``backoff * 2**(n-1)`` seconds (at most ``max_backoff``), plus up to
+    ``jitter`` of that at random, before the next one. The call keeps one
+    ``ToolInvoked``, whose ``earlier_attempts`` say why each earlier attempt failed. A
+    result the handler returns, even a failed one, is never retried; neither is
+    ``ToolRetry``, an interruption, a sync handler still running in its own thread past
+    its timeout, or anything that stops the evaluation. No wait outlives the deadline.
     """
 
     attempts: int = 3
