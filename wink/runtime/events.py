@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import Field
-
 from wink.runtime._raw import RawArguments, RawText, decode
 from wink.runtime.call import ToolCall
 from wink.tools import ToolResult
@@ -19,6 +17,17 @@ __all__ = ["RawArguments", "RawText", "ToolInvoked", "recorded_call"]
 def _none_earlier(earlier_attempts: tuple[str, ...]) -> bool:
     # A call that ran once writes the JSON it wrote before retries were recorded.
     return not earlier_attempts
+
+
+def _left_out_when_empty() -> Any:
+    """pydantic's field info leaving ``earlier_attempts`` out of the JSON while empty.
+
+    Called where pydantic reads the (string) annotation, when the type is first
+    compiled: importing wink then loads no ``pydantic.fields``.
+    """
+    from pydantic import Field
+
+    return Field(exclude_if=_none_earlier)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -56,7 +65,7 @@ class ToolInvoked:
     """The call failed after every policy allowed it (in its handler, on a limit, or
     with a result that could not be applied), so the session and the resources were
     restored to their state before the call."""
-    earlier_attempts: Annotated[tuple[str, ...], Field(exclude_if=_none_earlier)] = ()
+    earlier_attempts: Annotated[tuple[str, ...], _left_out_when_empty()] = ()
     """Why each attempt before the last one failed, oldest first, for a tool with
     ``Retries``; each was rolled back before the next. Empty for a call that ran once
     (and then left out of the JSON form, which reads back without it)."""
