@@ -20,7 +20,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing wink with its development extras"
 	python3 -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --progress-bar on --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval,postgres]'
+	$(VENV)/bin/python -m pip install --progress-bar on --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval,postgres,dbos]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -40,7 +40,7 @@ unit: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
-	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval,postgres,bench]'
+	$(VENV)/bin/python -m pip install --quiet --config-settings editable_mode=compat -e '.[dev,providers,otel,asteval,postgres,dbos,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from wink.errors import WinkError
 from wink.tools.client import Elicitation, LogLevel, client_channel, no_client
 
-__all__ = ["ResourceAccess", "ToolContext"]
+__all__ = ["ResourceAccess", "ToolContext", "idempotency_key_set", "idempotency_key_unset"]
 
 T = TypeVar("T")
 
@@ -58,6 +59,21 @@ class _NoResources:
 NO_RESOURCES: ResourceAccess = _NoResources()
 
 
+# Per call, while one context serves every call of an executor: set around the call by
+# a durable evaluation (``wink.contrib.dbos``).
+_IDEMPOTENCY_KEY: ContextVar[str | None] = ContextVar("wink_idempotency_key", default=None)
+
+
+def idempotency_key_set(key: str) -> Token[str | None]:
+    """Make ``key`` the idempotency key of the calls run in this context until reset."""
+    return _IDEMPOTENCY_KEY.set(key)
+
+
+def idempotency_key_unset(token: Token[str | None]) -> None:
+    """Put back the key ``idempotency_key_set`` replaced."""
+    _IDEMPOTENCY_KEY.reset(token)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """Everything a handler may use besides its params; immutable, built by the executor
@@ -103,6 +119,13 @@ class ToolContext:
                 "prompt.bind(resources={Filesystem: InMemoryFilesystem()}) or a HostFilesystem"
             )
         return filesystem
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """The same on every run of this call (a durable evaluation's workflow id and the
+        call's id), so that a handler with outside effects can tell a retry from a new
+        call; ``None`` outside a durable evaluation."""
+        return _IDEMPOTENCY_KEY.get()
 
     @property
     def event_bus(self) -> Session | None:
