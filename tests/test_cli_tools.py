@@ -47,7 +47,7 @@ def test_search_spec_is_printed_exactly(capsys: pytest.CaptureFixture[str]) -> N
             "input_schema": {
                 "properties": {
                     "query": {"description": "Words to look for", "type": "string"},
-                    "limit": {"default": 10, "type": "integer"},
+                    "limit": {"default": 10, "type": ["integer", "null"]},
                 },
                 "required": ["query"],
                 "type": "object",

@@ -67,8 +67,8 @@ def test_strict_adds_the_flag_and_keeps_optional_fields_optional() -> None:
     assert spec["input_schema"] == {
         "properties": {
             "query": {"type": "string"},
-            "limit": {"default": 10, "type": "integer"},
-            "tags": {"default": [], "items": {"type": "string"}, "type": "array"},
+            "limit": {"default": 10, "type": ["integer", "null"]},
+            "tags": {"default": [], "items": {"type": "string"}, "type": ["array", "null"]},
         },
         "required": ["query"],
         "type": "object",
@@ -86,7 +86,7 @@ def test_strict_requires_a_one_value_field_whose_default_is_that_value() -> None
     assert input_schema(tool, strict=True) == {
         "properties": {
             "mode": {"const": "fast", "default": "fast", "type": "string"},
-            "level": {"default": 1, "type": "integer"},
+            "level": {"default": 1, "type": ["integer", "null"]},
         },
         "required": ["mode"],
         "type": "object",
@@ -182,6 +182,19 @@ def test_strict_over_the_union_parameter_limit_is_rejected() -> None:
     ]
     with pytest.raises(ProviderSchemaError, match=r"at most 16 parameters with union types"):
         anthropic.tool_specs(tools, strict=True)
+
+
+def test_strict_defaulted_fields_count_as_union_parameters_since_they_take_null() -> None:
+    tools = [
+        Tool[ManyOptional, None](name=f"opt{index}", description="Many optional.")
+        for index in range(4)
+    ]
+    with pytest.raises(ProviderSchemaError) as raised:
+        anthropic.tool_specs(tools, strict=True)
+    assert str(raised.value) == (
+        "Anthropic strict tool use allows at most 16 parameters with union types per request; "
+        "the strict tools (opt0, opt1, opt2, opt3) have 20: mark fewer tools strict"
+    )
 
 
 def test_strict_over_the_tool_limit_is_rejected() -> None:

@@ -103,7 +103,7 @@ def test_json_schema_form_accepts_a_recursive_type() -> None:
     assert spec["parametersJsonSchema"]["$defs"]["TreeNode"]["properties"]["children"] == {
         "default": [],
         "items": {"$ref": "#/$defs/TreeNode"},
-        "type": "array",
+        "type": ["array", "null"],
     }
 
 

@@ -52,7 +52,7 @@ def test_chat_spec_wraps_the_function_and_states_strict_off() -> None:
                 "parameters": {
                     "properties": {
                         "query": {"description": "What to look for", "type": "string"},
-                        "limit": {"default": 10, "type": "integer"},
+                        "limit": {"default": 10, "type": ["integer", "null"]},
                     },
                     "required": ["query"],
                     "type": "object",

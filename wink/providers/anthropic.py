@@ -5,7 +5,9 @@ root must be an object). ``strict=True`` (for all tools or per tool name) adds
 ``"strict": true`` and rewrites the schema to Anthropic's strict subset: objects
 closed, unsupported keywords (numeric bounds, lengths, ``pattern``, ``maxItems``,
 ``minItems`` above 1, formats outside the list) moved into the description,
-``oneOf`` as ``anyOf``. Optional fields stay optional. Recursive types,
+``oneOf`` as ``anyOf``. Optional fields stay optional. In both forms a field
+with a default also accepts ``null`` (which the contract reads as the default),
+so in strict tool use it counts as a parameter with a union type. Recursive types,
 free-form mappings, ``Any`` and bare lists raise ``ProviderSchemaError``, as do
 requests over Anthropic's limits: 20 strict tools, 24 optional parameters and
 16 parameters with union types across all strict tools.
@@ -21,6 +23,7 @@ from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.providers._anthropic_types import CacheControl, ToolMessage, ToolResultBlock, ToolSpec
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
+from wink.providers._null_default import with_null_defaults
 from wink.providers._payload import (
     as_data,
     decoded_arguments,
@@ -189,6 +192,7 @@ def _tool_spec(tool: Tool[Any, Any], strict: bool) -> dict[str, Any]:
             schema = make_strict(tool.params_schema, STRICT_RULES, tool.name).schema
         else:
             schema = object_root(tool.params_schema, tool.name, _DIALECT)
+        schema = with_null_defaults(schema)
         spec: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,

@@ -10,6 +10,9 @@ Two forms of declaration (``form=``):
   endpoints that need it; see ``wink.providers._openapi`` for every change and
   loss (no ``$ref``, so recursive types raise ``ProviderSchemaError``).
 
+In both forms a field with a default also accepts ``null`` (``"nullable": true``
+in the OpenAPI form), which the contract reads as the default.
+
 A tool that takes no arguments gets no parameters at all: Gemini rejects an
 object schema with an empty ``properties`` map. Send the declarations as
 ``{"tools": [{"functionDeclarations": gemini.tool_specs(prompt)}]}``.
@@ -36,6 +39,7 @@ from wink.contract.frozen import freeze
 from wink.providers._errors import ProviderSchemaError
 from wink.providers._gemini_types import Content, FunctionDeclaration, FunctionResponse, Part
 from wink.providers._inline import object_root
+from wink.providers._null_default import with_null_defaults
 from wink.providers._openapi import openapi_schema
 from wink.providers._payload import (
     as_data,
@@ -300,10 +304,11 @@ def _camel_spec(tool: Tool[Any, Any], form: Form) -> dict[str, Any]:
         root = object_root(tool.params_schema, tool.name, _DIALECT)
         if root.get("properties"):
             if form == "json_schema":
-                spec["parametersJsonSchema"] = root
+                spec["parametersJsonSchema"] = with_null_defaults(root)
             else:
                 subject = f"tool {tool.name!r}"
-                spec["parameters"] = openapi_schema(tool.params_schema, subject)
+                params = with_null_defaults(tool.params_schema)
+                spec["parameters"] = openapi_schema(params, subject)
         frozen: dict[str, Any] = freeze(spec)
         return frozen
 

@@ -40,6 +40,7 @@ from wink.contract.frozen import freeze
 from wink.contract.walk import JsonSchema, map_schema
 from wink.providers._errors import ProviderPayloadError, RecursiveSchemaError
 from wink.providers._inline import inline_all_refs, inline_root_ref, object_root, resolve_ref
+from wink.providers._null_default import null_means_default as _null_means_default
 from wink.providers._payload import as_data, text_field
 from wink.providers._specs import SpecCache, ToolSource, tools_of
 from wink.providers._stdio import protocol_stdout
@@ -244,34 +245,6 @@ def _without_bare_refs(schema: JsonSchema, tool_name: str) -> JsonSchema:
         return inline_all_refs(schema, f"tool {tool_name!r}", "kept as $ref")
     except RecursiveSchemaError:
         return map_schema(schema, lambda node: _typed_ref(schema, node))
-
-
-def _null_means_default(node: JsonSchema) -> JsonSchema:
-    """``node`` with each property that has a default also accepting ``null``.
-
-    The contract takes ``null`` for a field's default (OpenAI's strict mode sends it,
-    and clients that turn MCP schemas strict do too); the schema says so, so that
-    what the server accepts and what it advertises agree.
-    """
-    properties = node.get("properties")
-    if not isinstance(properties, dict):
-        return node
-    node["properties"] = {
-        name: _nullable(prop) if "default" in prop and not accepts_null(prop) else prop
-        for name, prop in properties.items()
-    }
-    return node
-
-
-def _nullable(prop: JsonSchema) -> JsonSchema:
-    kind = prop.get("type")
-    if isinstance(kind, str) and not {"enum", "const", "anyOf", "oneOf", "allOf"} & prop.keys():
-        return {**prop, "type": [kind, "null"]}
-    outer: JsonSchema = {
-        key: prop[key] for key in ("title", "description", "default") if key in prop
-    }
-    inner = {key: value for key, value in prop.items() if key not in outer}
-    return {**outer, "anyOf": [inner, {"type": "null"}]}
 
 
 def _typed_ref(root: JsonSchema, node: JsonSchema) -> JsonSchema:

@@ -4,7 +4,8 @@
 (``{"search": True}``; tools not named get ``"auto"``, names of tools absent from
 the source are ignored, since a disabled section hides its tools):
 
-- ``False`` sends the contract's schema as is, with ``"strict": false``.
+- ``False`` sends the contract's schema, with ``"strict": false``; a field with a
+  default also accepts ``null`` there, as the contract does.
 - ``True`` rewrites it for strict mode (see ``wink.providers._strict``) and
   raises ``ProviderSchemaError`` naming tool and field when it cannot.
 - ``"auto"`` is strict only when the rewrite keeps the schema's meaning: no
@@ -27,6 +28,7 @@ from wink.contract.schema import fields_without_default
 from wink.contract.walk import ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP, JsonSchema
 from wink.providers._errors import ProviderPayloadError, ProviderSchemaError
 from wink.providers._inline import object_root
+from wink.providers._null_default import with_null_defaults
 from wink.providers._openai_types import (
     ChatFunction,
     ChatToolMessage,
@@ -303,16 +305,21 @@ def _tool_spec(tool: Tool[Any, Any], api: Api, strict: StrictMode) -> dict[str, 
 
 def _parameters(tool: Tool[Any, Any], strict: StrictMode) -> tuple[JsonSchema, bool]:
     if strict is False:
-        return object_root(tool.params_schema, tool.name, _DIALECT), False
+        return _plain_parameters(tool), False
     try:
         _, made, losses = _strict_parameters(tool)
     except ProviderSchemaError:
         if strict is True:
             raise
-        return object_root(tool.params_schema, tool.name, _DIALECT), False
+        return _plain_parameters(tool), False
     if strict == "auto" and losses:
-        return object_root(tool.params_schema, tool.name, _DIALECT), False
+        return _plain_parameters(tool), False
     return made, True
+
+
+def _plain_parameters(tool: Tool[Any, Any]) -> JsonSchema:
+    """The contract's schema for ``"strict": false``, a defaulted field also taking ``null``."""
+    return with_null_defaults(object_root(tool.params_schema, tool.name, _DIALECT))
 
 
 def _strict_parameters(tool: Tool[Any, Any]) -> tuple[JsonSchema, JsonSchema, tuple[str, ...]]:
