@@ -75,7 +75,13 @@ conformance: $(CONFORMANCE)/.installed
 	@echo "==> MCP conformance suite against examples/mcp_conformance.py"
 	@PYTHONPATH=examples $(VENV)/bin/wink serve mcp_conformance:prompt --transport http \
 		--port $(CONFORMANCE_PORT) & server=$$!; \
-	trap "kill $$server" EXIT; sleep 3; \
+	trap "kill $$server" EXIT; \
+	for attempt in $$(seq 120); do \
+		$(PY) -c "import socket; socket.create_connection(('127.0.0.1', $(CONFORMANCE_PORT)), 1).close()" \
+			2>/dev/null && break; \
+		kill -0 $$server 2>/dev/null || { echo "wink serve exited before listening"; exit 1; }; \
+		sleep 0.5; \
+	done; \
 	$(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprotocol/conformance/dist/index.js \
 		server --url http://127.0.0.1:$(CONFORMANCE_PORT)/mcp
 

@@ -158,7 +158,7 @@ def test_unknown_pyproject_setting_is_a_usage_error(
         "wink: unknown setting 'target' in [tool.wink] of pyproject.toml "
         "(settings: provider, strict, schema_dir, targets, dialects, wire, serve_transport, "
         "serve_host, serve_port, serve_session_idle_timeout, serve_max_sessions, "
-        "serve_max_message_bytes, serve_max_in_flight, max_line_bytes)\n"
+        "serve_max_message_bytes, serve_max_in_flight, serve_store, max_line_bytes)\n"
     )
 
 

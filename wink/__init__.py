@@ -98,6 +98,9 @@ if TYPE_CHECKING:
     )
     from wink.tools import (
         AsyncToolHandler,
+        ChoiceTitles,
+        ClientUnavailableError,
+        Elicitation,
         ParamHint,
         Retries,
         Tool,
@@ -108,6 +111,7 @@ if TYPE_CHECKING:
         ToolResult,
         ToolRetry,
     )
+    from wink.tools.content import Audio, Content, EmbeddedResource, Image, Text
     from wink.tools.decorator import tool
 
 __all__ = [
@@ -120,6 +124,14 @@ __all__ = [
     "Retries",
     "ToolRetry",
     "AsyncToolHandler",
+    "Audio",
+    "ChoiceTitles",
+    "ClientUnavailableError",
+    "Content",
+    "Elicitation",
+    "EmbeddedResource",
+    "Image",
+    "Text",
     "Binding",
     "Budget",
     "BudgetExceededError",
@@ -231,6 +243,14 @@ _HOMES: dict[str, str] = {
     "ApprovalPending": "wink.adapters.approval",
     "Retries": "wink.tools",
     "ToolRetry": "wink.tools",
+    "Audio": "wink.tools.content",
+    "ChoiceTitles": "wink.tools",
+    "ClientUnavailableError": "wink.tools",
+    "Content": "wink.tools.content",
+    "Elicitation": "wink.tools",
+    "EmbeddedResource": "wink.tools.content",
+    "Image": "wink.tools.content",
+    "Text": "wink.tools.content",
     "SequentialDependencyPolicy": "wink.policy",
     "ToolPolicy": "wink.policy",
     "MarkdownSection": "wink.prompt",

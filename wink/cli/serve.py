@@ -13,7 +13,7 @@ from pydantic_settings import CliPositionalArg
 from typing_extensions import TypeAliasType
 
 from wink.cli.commands import Command
-from wink.cli.failure import CliError
+from wink.cli.failure import EXIT_USAGE, CliError
 from wink.cli.settings import WinkSettings
 from wink.cli.targets import load_target
 from wink.errors import WinkError
@@ -22,6 +22,7 @@ from wink.tools import Tool
 
 if TYPE_CHECKING:
     from wink.providers.mcp import PromptServer
+    from wink.store import SessionStore
 
 __all__ = ["ServeCommand", "served_prompt"]
 
@@ -37,6 +38,8 @@ VERSION = TypeAliasType("VERSION", str)
 SECONDS = TypeAliasType("SECONDS", float)
 COUNT = TypeAliasType("COUNT", int)
 BYTES = TypeAliasType("BYTES", int)
+URL = TypeAliasType("URL", str)
+ID = TypeAliasType("ID", str)
 
 _SERVE_TARGET_HELP = (
     "module:attribute or path/to/file.py:attribute naming a Prompt (with its resources), "
@@ -89,19 +92,39 @@ class ServeCommand(Command):
         description="stdio: requests run at once; further lines wait "
         "[setting: serve_max_in_flight, else 64]",
     )
+    store: URL | None = Field(
+        None,
+        description="keep clients' sessions in this store (sqlite:///path or "
+        "postgresql://...), across restarts and servers [setting: serve_store, else in memory]",
+    )
+    session_id: ID = Field(
+        "default",
+        min_length=1,
+        description="with --store: the stored session a client with no id of its own "
+        "(stdio) continues; HTTP clients send a Wink-Session-Id header",
+    )
 
     def run(self, settings: WinkSettings) -> int:
         """Serve until the client closes stdin (stdio) or the process is interrupted (http)."""
+        _log_to_stderr()
+        url = self.store if self.store is not None else settings.serve_store
+        store = None if url is None else _opened_store(url)
+        try:
+            return self._serve(settings, store)
+        finally:
+            if store is not None:
+                store.close()
+
+    def _serve(self, settings: WinkSettings, store: SessionStore | None) -> int:
         from wink.providers import mcp
 
-        _log_to_stderr()
         transport = self.transport or settings.serve_transport
         max_message_bytes = _chosen(self.max_message_bytes, settings.serve_max_message_bytes)
         if transport == "stdio":
             # stdout is the protocol from the first byte: what the target prints while
             # it loads, renders or runs (at the Python or descriptor level) goes to stderr.
             with mcp.protocol_stdout() as stdout:
-                served = self._server()
+                served = self._server(store)
                 _announce(f"serving {_tools(served)} of {served.name!r} over stdio")
                 serve = partial(
                     mcp.serve_stdio,
@@ -110,7 +133,7 @@ class ServeCommand(Command):
                 )
                 anyio.run(serve, served, stdout)
             return 0
-        served = self._server()
+        served = self._server(store)
         host = self.host or settings.serve_host
         port = settings.serve_port if self.port is None else self.port
         try:
@@ -140,14 +163,32 @@ class ServeCommand(Command):
         anyio.run(serve)
         return 0
 
-    def _server(self) -> PromptServer:
+    def _server(self, store: SessionStore | None) -> PromptServer:
         from wink.providers import mcp
 
         prompt = served_prompt(load_target(self.target), self.target)
         try:
-            return mcp.server(prompt, name=self.name or None, version=self.server_version or None)
+            return mcp.server(
+                prompt,
+                name=self.name or None,
+                version=self.server_version or None,
+                store=store,
+                session_id=self.session_id,
+            )
         except WinkError as error:
             raise CliError(f"target {self.target!r}: {error}") from None
+
+
+def _opened_store(url: str) -> SessionStore:
+    """The store ``url`` names, opened once for the whole run (created when new)."""
+    from wink.store import StoreError, open_store  # a store's driver loads only when named
+
+    try:
+        return open_store(url)
+    except ValueError as error:
+        raise CliError(f"serve --store: {error}", EXIT_USAGE) from None
+    except StoreError as error:
+        raise CliError(f"serve --store: {error}") from None
 
 
 def _tools(served: PromptServer) -> str:

@@ -99,6 +99,9 @@ class WinkSettings(BaseSettings):
     """Longest message ``wink serve`` reads (a stdio line, an HTTP body); longer is refused."""
     serve_max_in_flight: int = Field(64, gt=0)
     """Requests of a stdio client ``wink serve`` runs at once; further lines wait."""
+    serve_store: str | None = None
+    """Store of the sessions of ``wink serve``'s clients (``sqlite:///path`` or
+    ``postgresql://...``) when ``--store`` is not given; ``None``: kept in memory."""
     max_line_bytes: int = Field(DEFAULT_MAX_LINE_BYTES, gt=0)
     """Longest line ``wink validate`` reads; a longer one is reported and skipped."""
 

@@ -22,6 +22,18 @@ so policy state such as read-before-write belongs to that client:
   earlier calls see none. Serve such clients with the handshake, or keep that
   state in an instance passed in as a resource.
 
+Stored sessions: given a ``store`` (``wink.store``), a client's session is opened
+from it (``Session.aopen``) before its first call instead, so it outlives the
+connection, the server process, and is shared by servers on one store. Its id is
+the client's ``Wink-Session-Id`` HTTP header when it sends one (a 2026-07-28 HTTP
+request included: each is served on that stored session), else the MCP session id
+over HTTP, else the server's ``session_id`` (stdio, in process). Only a client's
+own header names the same session again after a restart: the ``mcp`` package makes
+MCP session ids up per process and answers 404 to one it does not know. A call
+another writer beat to the session fails with ``VersionConflict``, and the session
+is opened again before the client's next call. Closing a client's session (it
+disconnects, idles out or is evicted) never deletes what is stored.
+
 The instances passed in as the prompt's resources are shared by every client; a
 lazily built singleton is one per session, so each client's own. They are closed
 when the last transport stops (``with prompt.resources``).
@@ -42,7 +54,7 @@ import math
 import socket
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -58,9 +70,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from wink._error_text import safe_repr
+from wink._error_text import bounded, error_message, safe_repr
 from wink.errors import DeadlineExceededError, PromptEvaluationError, VisibilityExpansionRequired
 from wink.prompt import Prompt, RenderedPrompt
+from wink.providers._mcp_catalog import RESOURCE_NOT_FOUND, Offer
 from wink.providers._stdio import protocol_stdin, protocol_stdout
 from wink.providers.mcp import call_tool_result, tool_specs
 from wink.runtime.budget import BudgetExceededError
@@ -68,17 +81,22 @@ from wink.runtime.call import ToolCall
 from wink.runtime.deadline import Deadline
 from wink.runtime.executor import ToolExecutor
 from wink.runtime.session import Session
+from wink.store import StoreError, VersionConflict
 from wink.tools import ToolResult
 from wink.tools.client import client_channel_set, client_channel_unset
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from wink.store import SessionStore
+
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_ID",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "SESSION_HEADER",
     "PromptServer",
     "bind_http_socket",
     "http_app",
@@ -100,6 +118,12 @@ DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 
 DEFAULT_MAX_IN_FLIGHT = 64
 """Requests of one stdio client served at once; further lines wait to be read."""
+
+DEFAULT_SESSION_ID = "default"
+"""The stored session of a client with no id of its own (stdio, in process)."""
+
+SESSION_HEADER = "Wink-Session-Id"
+"""The HTTP header naming the stored session a client continues."""
 
 _STOPPED = (
     PromptEvaluationError,
@@ -126,6 +150,14 @@ class _Client:
     """Where notifications to the client go; ``None`` when it has no lasting connection."""
     log_level: types.LoggingLevel = "debug"
     """The least severe level of log messages the client wants (``logging/setLevel``)."""
+    subscriptions: set[str] = field(default_factory=set)
+    """The URIs of resources the client hears about when they change (``resources/subscribe``)."""
+    stored_id: str | None = None
+    """The id of the client's session in the server's store; ``None``: not stored."""
+    stale: bool = False
+    """The session is to be opened from the store (again) before the client's next call."""
+    opening: anyio.Lock = field(default_factory=anyio.Lock)
+    """Held while the session is opened, so that concurrent calls open it once."""
 
 
 _SEVERITY: tuple[types.LoggingLevel, ...] = (
@@ -252,25 +284,34 @@ class PromptServer(Server[_Run]):
         version: str | None = None,
         instructions: str | None = None,
         call_timeout: timedelta | float | None = None,
+        store: SessionStore | None = None,
+        session_id: str = DEFAULT_SESSION_ID,
     ) -> None:
         """A server for ``prompt``'s enabled tools, rendered now.
 
         Raises ``PromptValidationError`` when a policy refuses the prompt's tools.
         ``version`` (``serverInfo.version``) defaults to wink's own;
         ``instructions`` default to the rendered prompt's text; ``call_timeout``
-        gives each call a ``Deadline`` that long after it arrives.
+        gives each call a ``Deadline`` that long after it arrives. With a ``store``
+        (which the caller closes), clients' sessions are opened from it, a client
+        with no id of its own continuing ``session_id`` (see the module docstring).
         """
         if not isinstance(prompt, Prompt):
             raise TypeError(f"server() needs a Prompt, got {type(prompt).__qualname__}")
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f"session_id must be a non-empty str, got {safe_repr(session_id)}")
         self._prompt = prompt
         self._render = _render(prompt)
         self._session_factory = session_factory
+        self._store = store
+        self._session_id = session_id
         self._call_timeout = call_timeout
         self._clients: dict[object, _Client] = {}
         self._open_runs = 0
         # Policies check the prompt's tools when an executor is built: a prompt they
         # refuse fails here, not at a client's first call.
         self._executor(Session())
+        self._offer = Offer(prompt)
         super().__init__(
             name or prompt.name,
             version=wink_version() if version is None else version,
@@ -279,6 +320,7 @@ class PromptServer(Server[_Run]):
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            **self._catalog_handlers(),
         )
         # Registered by hand: the constructor's argument warns that 2026-07-28 clients
         # opt in per request, but clients of the handshake still set a level.
@@ -366,6 +408,8 @@ class PromptServer(Server[_Run]):
         self, ctx: ServerRequestContext[_Run], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         client = self._client_of(ctx)
+        if client.stale:
+            await self._open_stored(client)
         channel = client_channel_set(_Channel(ctx, client))
         try:
             return await self._run_call(ctx, client, params)
@@ -376,6 +420,50 @@ class PromptServer(Server[_Run]):
         self, ctx: ServerRequestContext[_Run], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
         self._client_of(ctx).log_level = params.level
+        return types.EmptyResult()
+
+    async def resource_updated(self, uri: str) -> int:
+        """Tell each connected client subscribed to ``uri`` that it changed
+        (``notifications/resources/updated``); returns how many were told."""
+        told = 0
+        for client in tuple(self._clients.values()):
+            if uri in client.subscriptions and client.connection is not None:
+                await client.connection.send_resource_updated(uri)
+                told += 1
+        return told
+
+    def _catalog_handlers(self) -> dict[str, Any]:
+        """The SDK's handlers for what the prompt's ``McpCatalog``s offer, and no more:
+        the SDK announces a capability for each handler given."""
+        offer = self._offer
+        handlers: dict[str, Any] = {}
+        if offer.prompts:
+            handlers.update(on_list_prompts=offer.list_prompts, on_get_prompt=offer.get_prompt)
+        if offer.offers_resources:
+            handlers.update(
+                on_list_resources=offer.list_resources,
+                on_list_resource_templates=offer.list_templates,
+                on_read_resource=offer.read_resource,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+            )
+        if offer.completes:
+            handlers.update(on_completion=offer.complete)
+        return handlers
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[_Run], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        if not self._offer.knows(uri):
+            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {safe_repr(uri)}")
+        self._client_of(ctx).subscriptions.add(uri)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[_Run], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._client_of(ctx).subscriptions.discard(str(params.uri))
         return types.EmptyResult()
 
     async def _run_call(
@@ -407,6 +495,8 @@ class PromptServer(Server[_Run]):
         else:
             # A synchronous handler would block every client: a worker thread runs it.
             result = await anyio.to_thread.run_sync(_execute, executor, call)
+        if client.stored_id is not None and _lost_race(result):
+            client.stale = True
         payload = call_tool_result(result, tool=binding.tool)
         return types.CallToolResult.model_validate(payload)
 
@@ -423,16 +513,55 @@ class PromptServer(Server[_Run]):
         key = _client_key(ctx, connection)
         if key is None:
             session = self._new_session()
-            return _Client(session, self._executor(session), None)
+            stored_id = None if self._store is None else _header_id(ctx)
+            return _Client(
+                session,
+                self._executor(session),
+                None,
+                stored_id=stored_id,
+                stale=stored_id is not None,
+            )
         client = self._clients.get(key)
         if client is None:
             session = self._new_session()
             lasting = connection if key is connection else None
-            client = _Client(session, self._executor(session), lasting)
+            stored_id = None
+            if self._store is not None:
+                stored_id = _header_id(ctx) or connection.session_id or self._session_id
+            client = _Client(
+                session,
+                self._executor(session),
+                lasting,
+                stored_id=stored_id,
+                stale=stored_id is not None,
+            )
             self._clients[key] = client
             if key is connection:
                 connection.exit_stack.callback(self._release, connection)
         return client
+
+    async def _open_stored(self, client: _Client) -> None:
+        """Open the client's session from the store, first or after a lost race."""
+        assert self._store is not None and client.stored_id is not None  # as ``stale`` says
+        async with client.opening:
+            if not client.stale:
+                return  # a concurrent call of the client opened it meanwhile
+            try:
+                session = await Session.aopen(self._store, client.stored_id)
+            except ValueError as error:  # an id no store takes (too long, a NUL)
+                raise MCPError(
+                    types.INVALID_REQUEST,
+                    f"the stored session cannot be opened: {error_message(error)}",
+                ) from None
+            except StoreError as error:
+                raise MCPError(
+                    types.INTERNAL_ERROR,
+                    f"the stored session {bounded(client.stored_id)!r} could not be opened: "
+                    f"{error_message(error)}",
+                ) from None
+            client.session = session
+            client.executor = self._executor(session)
+            client.stale = False
 
     def _new_session(self) -> Session:
         session = self._session_factory()
@@ -463,12 +592,15 @@ def server(
     version: str | None = None,
     instructions: str | None = None,
     call_timeout: timedelta | float | None = None,
+    store: SessionStore | None = None,
+    session_id: str = DEFAULT_SESSION_ID,
 ) -> PromptServer:
     """An MCP server (the ``mcp`` package's ``Server``) for ``prompt``'s tools.
 
-    One ``Session`` per client from ``session_factory``; ``name`` defaults to the
-    prompt's name, ``version`` to wink's, ``instructions`` to its rendered text.
-    See ``PromptServer``.
+    One ``Session`` per client from ``session_factory``, or opened from ``store``
+    (a client with no id of its own continuing ``session_id``); ``name`` defaults
+    to the prompt's name, ``version`` to wink's, ``instructions`` to its rendered
+    text. See ``PromptServer``.
     """
     return PromptServer(
         prompt,
@@ -477,6 +609,8 @@ def server(
         version=version,
         instructions=instructions,
         call_timeout=call_timeout,
+        store=store,
+        session_id=session_id,
     )
 
 
@@ -668,6 +802,21 @@ def _render(prompt: Prompt) -> _Render:
     specs = tuple(tool_specs(rendered))
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
     return _Render(rendered, specs, listing)
+
+
+def _header_id(ctx: ServerRequestContext[_Run]) -> str | None:
+    """The stored session the HTTP request of ``ctx`` names (``SESSION_HEADER``), if any."""
+    from starlette.requests import Request
+
+    if not isinstance(ctx.request, Request):
+        return None  # not over HTTP
+    return ctx.request.headers.get(SESSION_HEADER)
+
+
+def _lost_race(result: ToolResult[Any]) -> bool:
+    """Whether the call failed because another writer stored a version of its session
+    first: the executor rolled it back with a message naming ``VersionConflict``."""
+    return not result.success and f"{VersionConflict.__name__}: " in result.message
 
 
 def _client_key(ctx: ServerRequestContext[_Run], connection: Connection) -> object | None:

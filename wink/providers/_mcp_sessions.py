@@ -8,7 +8,8 @@ of the manager, makes room instead: before a request that opens a session reache
 the manager, it ends the least recently used session that has no request in
 flight, the way the manager itself ends one (``_discard_session``: forgotten,
 transport terminated, its server task and the wink session of its client
-released). Only when every session is busy does the manager's own refusal apply.
+released; a session opened from a store stays stored). Only when every session is
+busy does the manager's own refusal apply.
 
 A session is busy while a request of it is being served, an open GET stream
 included; its last use is when its last request ended.

@@ -26,6 +26,11 @@ one wink ``Session`` per client, every call through a ``ToolExecutor``;
 clients can hold (see ``PromptServer``); over stdio, ``protocol_stdout`` keeps
 stdout for the protocol and sends all else to stderr.
 
+An ``McpCatalog`` section of the served prompt adds MCP prompts (``McpPrompt``:
+a ``PromptTemplate`` or messages of text, images and resources, with argument
+completion) and resources (``McpResource``, ``McpResourceTemplate``, the bound
+filesystem read-only) to what the server offers.
+
 ``McpToolsSection(McpServer.stdio([...]) | McpServer.http(url))`` goes the other
 way: another server's tools as a section of wink tools, each with the server's
 schemas as its contract and a handler (``McpToolCall``) sending ``tools/call``.
@@ -50,12 +55,15 @@ from wink.tools import Tool, ToolResult
 from wink.tools.content import RICH_TYPES, Audio, Content, EmbeddedResource, Image, Text
 
 if TYPE_CHECKING:
+    from wink.providers._mcp_catalog import McpCatalog
     from wink.providers._mcp_client import (
         McpClients,
         McpConnection,
         McpConnectionError,
         McpServer,
     )
+    from wink.providers._mcp_prompts import McpPrompt, PromptMessage
+    from wink.providers._mcp_resources import McpResource, McpResourceTemplate
     from wink.providers._mcp_schemas import JsonSchemaDocument
     from wink.providers._mcp_server import (
         DEFAULT_MAX_IN_FLIGHT,
@@ -78,12 +86,17 @@ __all__ = [
     "DEFAULT_SESSION_IDLE_TIMEOUT",
     "RESULT_KEY",
     "JsonSchemaDocument",
+    "McpCatalog",
     "McpClients",
     "McpConnection",
     "McpConnectionError",
+    "McpPrompt",
+    "McpResource",
+    "McpResourceTemplate",
     "McpServer",
     "McpToolCall",
     "McpToolsSection",
+    "PromptMessage",
     "PromptServer",
     "bind_http_socket",
     "call_tool_result",
@@ -115,6 +128,11 @@ _SERVING = frozenset(
 
 _IMPORTING = {
     "JsonSchemaDocument": "_mcp_schemas",
+    "McpCatalog": "_mcp_catalog",
+    "McpPrompt": "_mcp_prompts",
+    "McpResource": "_mcp_resources",
+    "McpResourceTemplate": "_mcp_resources",
+    "PromptMessage": "_mcp_prompts",
     "McpClients": "_mcp_client",
     "McpConnection": "_mcp_client",
     "McpConnectionError": "_mcp_client",
@@ -122,7 +140,8 @@ _IMPORTING = {
     "McpToolCall": "_mcp_tools",
     "McpToolsSection": "_mcp_tools",
 }
-"""Names of the client side (other servers' tools as a section), by the module that has them."""
+"""Names of the client side (other servers' tools as a section) and of the catalog a
+server offers beside tools (prompts, resources), by the module that has them."""
 
 RESULT_KEY = "result"
 """The property holding a result that is not an object, in ``outputSchema`` and

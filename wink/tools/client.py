@@ -7,17 +7,24 @@ A server that runs calls for a client which accepts notifications and requests
 and progress go to Python's ``logging`` and never fail; sampling and
 elicitation, which need someone to answer, raise ``ClientUnavailableError``
 naming what to configure.
+
+An elicitation form is built from a flat dataclass or model: each field's type,
+default and choices (a ``Literal``, or a list of one for a multi-select) are
+shown; ``Annotated[Literal[...], ChoiceTitles({...})]`` gives the choices titles
+the user sees instead of the values (MCP's titled enums).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_args, get_origin, get_type_hints
 
 from wink.errors import WinkError
 
 __all__ = [
+    "ChoiceTitles",
     "ClientChannel",
     "ClientUnavailableError",
     "Elicitation",
@@ -25,6 +32,7 @@ __all__ = [
     "client_channel",
     "client_channel_set",
     "client_channel_unset",
+    "elicitation_schema",
 ]
 
 T = TypeVar("T")
@@ -110,3 +118,71 @@ def no_client(what: str) -> ClientUnavailableError:
         "(wink serve, or wink.providers.mcp.server) to a client that declares the "
         f"{'sampling' if what.endswith('sample') else 'elicitation'} capability"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceTitles:
+    """Titles of a ``Literal`` field's choices, shown by an elicitation form.
+
+    ``status: Annotated[Literal["a", "b"], ChoiceTitles({"a": "Active"})]`` asks with
+    ``{"type": "string", "oneOf": [{"const": "a", "title": "Active"}, ...]}``; a list
+    of such a type, with ``items.anyOf``. A choice without a title shows its value.
+    ``enum_names=True`` sends the older form instead, ``enum`` with ``enumNames``,
+    for clients that know no other.
+    """
+
+    titles: Mapping[str, str] = field(hash=False)
+    """The title of each choice, by value."""
+    enum_names: bool = False
+    """Send ``enum`` and ``enumNames`` rather than ``oneOf`` (single choice only)."""
+
+
+def elicitation_schema(response_type: type[Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` (the contract's, of a flat ``response_type``) with each field's
+    ``ChoiceTitles`` applied; other fields are left as they are."""
+    properties = dict(schema.get("properties", {}))
+    hints = get_type_hints(response_type, include_extras=True)
+    for name, prop in properties.items():
+        hint = hints.get(name)
+        if hint is None:
+            continue
+        titles = _titles_of(hint)
+        if titles is not None:
+            properties[name] = _titled(prop, titles, multiple=False)
+            continue
+        items = _item_type(hint)
+        titles = None if items is None else _titles_of(items)
+        if titles is not None and isinstance(prop.get("items"), Mapping):
+            properties[name] = {**prop, "items": _titled(prop["items"], titles, multiple=True)}
+    return {**schema, "properties": properties}
+
+
+def _titles_of(hint: Any) -> ChoiceTitles | None:
+    for metadata in getattr(hint, "__metadata__", ()):
+        if isinstance(metadata, ChoiceTitles):
+            return metadata
+    return None
+
+
+def _item_type(hint: Any) -> Any:
+    """The element type of ``list[X]``, ``tuple[X, ...]``, ``set[X]`` or ``frozenset[X]``."""
+    origin = get_origin(hint)
+    arguments = get_args(hint)
+    if origin in (list, set, frozenset) and len(arguments) == 1:
+        return arguments[0]
+    if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
+        return arguments[0]
+    return None
+
+
+def _titled(node: Mapping[str, Any], titles: ChoiceTitles, *, multiple: bool) -> dict[str, Any]:
+    values = node.get("enum")
+    if not isinstance(values, list):
+        return dict(node)
+    names = [titles.titles.get(value, str(value)) for value in values]
+    if titles.enum_names and not multiple:
+        return {**node, "enumNames": names}
+    rest = {key: value for key, value in node.items() if key != "enum"}
+    choices = [{"const": value, "title": name} for value, name in zip(values, names, strict=True)]
+    # MCP's forms: one choice among titled ones is a oneOf, several are an anyOf.
+    return {**rest, "anyOf" if multiple else "oneOf": choices}

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from wink.errors import WinkError
-from wink.tools.client import Elicitation, LogLevel, client_channel, no_client
+from wink.tools.client import (
+    Elicitation,
+    LogLevel,
+    client_channel,
+    elicitation_schema,
+    no_client,
+)
 
 __all__ = ["ResourceAccess", "ToolContext", "idempotency_key_set", "idempotency_key_unset"]
 
@@ -57,7 +63,6 @@ class _NoResources:
 
 
 NO_RESOURCES: ResourceAccess = _NoResources()
-
 
 # Per call, while one context serves every call of an executor: set around the call by
 # a durable evaluation (``wink.contrib.dbos``).
@@ -196,7 +201,8 @@ class ToolContext:
 
     def elicit(self, message: str, response_type: type[T]) -> Elicitation[T]:
         """Ask the user for a ``response_type`` (a flat dataclass or model) through the
-        client (MCP ``elicitation/create``); its fields' defaults and enums are shown.
+        client (MCP ``elicitation/create``); its fields' defaults and enums are shown,
+        titled by ``ChoiceTitles`` (``wink.tools.client``).
 
         Raises ``ClientUnavailableError`` outside an MCP server.
         """
@@ -206,7 +212,9 @@ class ToolContext:
         from wink.contract import compile_contract
 
         contract = compile_contract(response_type)
-        action, content = channel.elicit(message, contract.input_schema)
+        action, content = channel.elicit(
+            message, elicitation_schema(response_type, contract.input_schema)
+        )
         return _elicitation(contract, action, content)
 
     async def aelicit(self, message: str, response_type: type[T]) -> Elicitation[T]:
@@ -217,7 +225,9 @@ class ToolContext:
         from wink.contract import compile_contract
 
         contract = compile_contract(response_type)
-        action, content = await channel.aelicit(message, contract.input_schema)
+        action, content = await channel.aelicit(
+            message, elicitation_schema(response_type, contract.input_schema)
+        )
         return _elicitation(contract, action, content)
 
 
