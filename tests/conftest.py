@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -13,6 +14,14 @@ settings.register_profile(
     "long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# DBOS gives its logger a console handler bound to the sys.stderr of the moment when it
+# first starts, unless the logger has a handler already. Under pytest that stream is one
+# test's capture, closed after it, and every later start then fails writing to it. With
+# a handler of no output, DBOS's records propagate to the root logger, where pytest's
+# own capture reads them.
+if not logging.getLogger("dbos").handlers:
+    logging.getLogger("dbos").addHandler(logging.NullHandler())
 
 
 @pytest.fixture(params=["direct", "phased"])
