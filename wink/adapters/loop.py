@@ -385,15 +385,7 @@ class LoopAdapter(abc.ABC):
             raise_handler_errors=raise_handler_errors,
             allow_truncated=allow_truncated,
         )
-        events = self._drive(steps, streaming=False)
-        try:
-            for event in events:
-                if isinstance(event, EvaluationFinished):
-                    response: PromptResponse[OutputT] = event.response
-                    return response
-        finally:
-            events.close()
-        raise AssertionError("an evaluation ends with its response or an error")
+        return _response_of(self._drive(steps, streaming=False))
 
     def stream(
         self,
@@ -518,15 +510,7 @@ class LoopAdapter(abc.ABC):
             allow_truncated=allow_truncated,
             asynchronous=True,
         )
-        events = self._adrive(steps, streaming=False)
-        try:
-            async for event in events:
-                if isinstance(event, EvaluationFinished):
-                    response: PromptResponse[OutputT] = event.response
-                    return response
-        finally:
-            await events.aclose()
-        raise AssertionError("an evaluation ends with its response or an error")
+        return await _aresponse_of(self._adrive(steps, streaming=False))
 
     def resume(
         self,
@@ -566,15 +550,7 @@ class LoopAdapter(abc.ABC):
             allow_truncated=allow_truncated,
             resume=dict(decisions),
         )
-        events = self._drive(steps, streaming=False)
-        try:
-            for event in events:
-                if isinstance(event, EvaluationFinished):
-                    response: PromptResponse[OutputT] = event.response
-                    return response
-        finally:
-            events.close()
-        raise AssertionError("an evaluation ends with its response or an error")
+        return _response_of(self._drive(steps, streaming=False))
 
     async def aresume(
         self,
@@ -605,15 +581,7 @@ class LoopAdapter(abc.ABC):
             asynchronous=True,
             resume=dict(decisions),
         )
-        events = self._adrive(steps, streaming=False)
-        try:
-            async for event in events:
-                if isinstance(event, EvaluationFinished):
-                    response: PromptResponse[OutputT] = event.response
-                    return response
-        finally:
-            await events.aclose()
-        raise AssertionError("an evaluation ends with its response or an error")
+        return await _aresponse_of(self._adrive(steps, streaming=False))
 
     def astream(
         self,
@@ -1414,3 +1382,25 @@ def _correction(problem: str) -> str:
         f"{problem}\n"
         "Answer again with only the corrected JSON object."
     )
+
+
+def _response_of(events: Generator[StreamEvent, None, None]) -> PromptResponse[Any]:
+    """The response an unstreamed evaluation's events end with; the driver is closed."""
+    try:
+        for event in events:
+            if isinstance(event, EvaluationFinished):
+                return event.response
+    finally:
+        events.close()
+    raise AssertionError("an evaluation ends with its response or an error")
+
+
+async def _aresponse_of(events: AsyncGenerator[StreamEvent, None]) -> PromptResponse[Any]:
+    """``_response_of`` for the async driver."""
+    try:
+        async for event in events:
+            if isinstance(event, EvaluationFinished):
+                return event.response
+    finally:
+        await events.aclose()
+    raise AssertionError("an evaluation ends with its response or an error")
