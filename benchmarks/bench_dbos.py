@@ -4,24 +4,40 @@ A durable call (``wink.tool.call``: the executor, the change it made, its checkp
 the session's next stored version) against its floor measured in the same run, a
 plain DBOS step in a workflow doing nothing but ``executor.execute(call)`` (aim: at
 most 1.3x), and against the same call without DBOS (printed). Both on SQLite.
+
+Recovery: an evaluation of ``RECOVERED_CALLS`` calls whose process died (``os._exit``)
+at its last model request, after every call was stored, recovered by this process's
+``DBOS.launch()``: the time from the recovering run's start (its adapter built) to
+that request, next to the same span of the same evaluation run fresh here (its
+floor: the calls executed and stored rather than replayed) and to loading the stored
+session (``Session.open``). DBOS's wait before it picks up a recovered workflow (its
+queue polling, about 1 s) is not counted.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, DBOSConfig
 
 from wink import MarkdownSection, Prompt, PromptTemplate, Tool, ToolContext, ToolResult
 from wink.contrib.dbos import start_evaluation
 from wink.runtime import Session, ToolCall, ToolExecutor
+from wink.store import open_store
 from wink.testing import FunctionAdapter, ModelInput, Reply, call
 
 CALLS = 200
 """Tool calls in the timed evaluation (one model turn)."""
+RECOVERED_CALLS = 100
+"""Tool calls completed before the crash in the recovered evaluation."""
+_MARKS: dict[str, float] = {}
+"""When the running evaluation built its adapter (``start``) and sent its last request."""
 
 
 def _noop(params: None, *, context: ToolContext) -> ToolResult[None]:
@@ -65,6 +81,60 @@ def empty_adapter() -> FunctionAdapter:
     return FunctionAdapter(_empty)
 
 
+def _config(system_db: str) -> DBOSConfig:
+    # A fixed version: DBOS recovers only the workflows of the version it runs.
+    return {"name": "wink_bench", "application_version": "bench", "system_database_url": system_db}
+
+
+def _recovery_model(model_input: ModelInput) -> Reply:
+    if model_input.turn == 1:
+        return [call("noop", {}, f"c{index}") for index in range(RECOVERED_CALLS)]
+    _MARKS["answer"] = time.perf_counter()
+    if os.environ.get("WINK_BENCH_CRASH"):
+        os._exit(3)
+    return "done"
+
+
+def recovery_adapter() -> FunctionAdapter:
+    """A model that calls ``noop`` RECOVERED_CALLS times, then answers (or, in the
+    crashing process, exits)."""
+    _MARKS.setdefault("start", time.perf_counter())
+    return FunctionAdapter(_recovery_model)
+
+
+def crash_run(argv: list[str]) -> None:
+    """In a subprocess: run the recovery evaluation until it exits at its last request."""
+    system_db, store, calls = argv
+    global RECOVERED_CALLS
+    RECOVERED_CALLS = int(calls)
+    DBOS(config=_config(system_db))
+    DBOS.launch()
+    os.environ["WINK_BENCH_CRASH"] = "1"
+    start_evaluation(
+        store, "recovered", prompt=f"{__name__}:prompt", adapter=f"{__name__}:recovery_adapter"
+    ).result()
+
+
+def _crashed_evaluation(system_db: str, store: str) -> None:
+    code = "import sys; from benchmarks import bench_dbos; bench_dbos.crash_run(sys.argv[1:])"
+    crashed = subprocess.run(
+        [sys.executable, "-c", code, system_db, store, str(RECOVERED_CALLS)],
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "WINK_BENCH_CRASH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if crashed.returncode != 3:
+        raise RuntimeError(
+            f"the crashing evaluation exited {crashed.returncode}: {crashed.stderr[-2000:]}"
+        )
+
+
+def _span_ms() -> float:
+    return (_MARKS.pop("answer") - _MARKS.pop("start")) * 1e3
+
+
 @DBOS.step(name="bench.execute")
 def _execute_step(executor: ToolExecutor, tool_call: ToolCall) -> Any:
     return executor.execute(tool_call)
@@ -85,19 +155,32 @@ def _seconds(function: Any) -> float:
 
 
 def main() -> None:
-    """Print the durable call's cost next to its floor."""
+    """Print the durable call's cost next to its floor, and the recovery's next to its."""
     folder = Path(tempfile.mkdtemp())
-    DBOS(config={"name": "wink_bench", "system_database_url": f"sqlite:///{folder / 'dbos.db'}"})
-    DBOS.launch()
+    system_db = f"sqlite:///{folder / 'dbos.db'}"
+    store = f"sqlite:///{folder / 'sessions.db'}"
+    _crashed_evaluation(system_db, store)
+    _MARKS.clear()
+    DBOS(config=_config(system_db))
+    DBOS.launch()  # recovers the crashed evaluation
     try:
-        store = f"sqlite:///{folder / 'sessions.db'}"
         module = __name__
+        recovered: Any = DBOS.retrieve_workflow("wink:recovered:1")
+        recovered.get_result(polling_interval_sec=0.01)
+        recovery_ms = _span_ms()
 
         def durable(session_id: str, model: str) -> None:
             start_evaluation(
                 store, session_id, prompt=f"{module}:prompt", adapter=f"{module}:{model}"
             ).result()
 
+        durable("fresh", "recovery_adapter")
+        fresh_ms = _span_ms()
+        opened = open_store(store)
+        try:
+            open_ms = _seconds(lambda: Session.open(opened, "recovered")) * 1e3
+        finally:
+            opened.close()
         fixed = _seconds(lambda: durable("empty", "empty_adapter"))
         whole = _seconds(lambda: durable("calls", "adapter"))
         durable_us = max(whole - fixed, 0.0) / CALLS * 1e6
@@ -115,6 +198,11 @@ def main() -> None:
         print(
             f"plain execute              {plain_us:10.1f} us/call  ({durable_us / plain_us:.0f}x)"
         )
+        print(f"recovery of {RECOVERED_CALLS} done calls   {recovery_ms:10.1f} ms")
+        print(
+            f"floor: the same run fresh  {fresh_ms:10.1f} ms       ({recovery_ms / fresh_ms:.2f}x)"
+        )
+        print(f"Session.open of its session{open_ms:10.1f} ms")
     finally:
         DBOS.destroy()
 
