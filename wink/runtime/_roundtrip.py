@@ -9,12 +9,19 @@ that would lose their name. Only when something fails does ``unsavable`` walk
 the values for the cause JSON cannot hold (NaN, lone surrogates, huge integers,
 deep nesting), so that the error names it. Both give the path of the offending
 part in Python terms (attribute names and indexes).
+
+Reading back cannot change a value of a plain dataclass whose fields are all ``str``,
+``int``, ``bool`` or finite ``float`` (or ``None`` where allowed): nothing but
+pydantic's own writing and reading of those scalars is involved, and those are exact.
+``exact_record`` finds such types once; ``holds_exact_values`` then tells, per value,
+that the comparison can be skipped.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import types
 import typing
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
@@ -29,7 +36,15 @@ from wink.runtime._json_path import shown_path
 from wink.runtime._raw import WrittenByEncode
 from wink.runtime._vector import SliceValues
 
-__all__ = ["MAX_DEPTH", "describe", "difference", "unsavable"]
+__all__ = [
+    "MAX_DEPTH",
+    "ExactRecord",
+    "describe",
+    "difference",
+    "exact_record",
+    "holds_exact_values",
+    "unsavable",
+]
 
 MAX_DEPTH = 196
 """How many objects and arrays deep one slice value may nest: JSON readers (pydantic's
@@ -350,3 +365,71 @@ def _short(value: object) -> str:
 def describe(where: Path) -> str:
     """A path as the contract layer writes it (``[0].steps[2]``), a deep one shortened."""
     return shown_path(where)
+
+
+ExactRecord = tuple[type[Any], tuple[tuple[str, frozenset[type[Any]]], ...]]
+"""A class whose values read back as themselves, with each field's name and the exact
+types it may hold for that."""
+
+_SCALARS: frozenset[type[Any]] = frozenset({str, int, bool, float})
+_exact_records: dict[type[Any], ExactRecord | None] = {}
+
+
+def exact_record(cls: type[Any]) -> ExactRecord | None:
+    """``cls`` as an ``ExactRecord`` when it is a plain dataclass of scalar fields that
+    nothing of its own writes or reads (no ``__post_init__``, no annotations, no pydantic
+    configuration); ``None`` for any other type. Found once per type."""
+    try:
+        return _exact_records[cls]
+    except KeyError:
+        pass
+    return _exact_records.setdefault(cls, _find_exact_record(cls))
+
+
+def _find_exact_record(cls: type[Any]) -> ExactRecord | None:
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    # pydantic reads these to change how the class is validated or written.
+    hooks = ("__pydantic_config__", "__pydantic_fields__", "__get_pydantic_core_schema__")
+    if any(hasattr(cls, hook) for hook in hooks):
+        return None
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:
+        return None
+    fields: list[tuple[str, frozenset[type[Any]]]] = []
+    for field in dataclasses.fields(cls):
+        allowed = _scalar_types(hints.get(field.name))
+        if allowed is None or not field.init or field.metadata:
+            return None
+        fields.append((field.name, allowed))
+    return cls, tuple(fields)
+
+
+def _scalar_types(hint: Any) -> frozenset[type[Any]] | None:
+    """The types a field hint allows when it is a scalar, or one or ``None``."""
+    if hint in _SCALARS:
+        return frozenset({hint})
+    members = typing.get_args(hint)
+    is_union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    if is_union and len(members) == 2 and type(None) in members:
+        (scalar,) = (member for member in members if member is not type(None))
+        if scalar in _SCALARS:
+            return frozenset({scalar, type(None)})
+    return None
+
+
+def holds_exact_values(record: ExactRecord, values: list[Any]) -> bool:
+    """Whether every value is an instance of the record's own class (not a subclass)
+    whose fields each hold exactly an allowed type, every float finite: such values
+    read back as themselves."""
+    cls, fields = record
+    for value in values:
+        if type(value) is not cls:
+            return False
+        for name, allowed in fields:
+            item = getattr(value, name)
+            kind = type(item)
+            if kind not in allowed or (kind is float and not math.isfinite(item)):
+                return False
+    return True

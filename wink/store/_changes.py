@@ -19,7 +19,7 @@ from typing import Any
 from wink.runtime._snapshot_reader import read_snapshot
 from wink.runtime._snapshot_writer import _checked_blocks, _slices_of, write_snapshot
 from wink.runtime._vector import SliceValues
-from wink.runtime.snapshot import SNAPSHOT_VERSION, Snapshot, _items_contract, _type_key
+from wink.runtime.snapshot import SNAPSHOT_VERSION, Snapshot, _type_key
 
 __all__ = ["Slices", "apply_change", "change_between", "read_document", "snapshot_text"]
 
@@ -74,8 +74,7 @@ def _body(written: Iterable[_Written]) -> str:
     for index, (key, kind, slice_type, values, first) in enumerate(written):
         head = f'{{"type":{json.dumps(key)},"kind":"{kind}","items":['
         parts.append(head if not index else "," + head)
-        contract = _items_contract(slice_type)
-        for start, text in _checked_blocks(key, contract, values, first):
+        for start, text in _checked_blocks(key, slice_type, values, first):
             parts.append(text if not start else "," + text)
         parts.append("]}")
     parts.append("]}")

@@ -183,14 +183,21 @@ class PostgresStore(StoreBase):
         try:
             with self._pool.connection() as connection:
                 yield connection
-        except StoreError:
-            raise
-        except self._errors as error:
-            raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
         except Exception as error:
-            if type(error).__module__.startswith("psycopg_pool"):  # a pool timeout, or closed
-                raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
-            raise
+            failure = self._failure(doing, error)
+            if failure is None:
+                raise
+            raise failure from None
+
+    def _failure(self, doing: str, error: Exception) -> StoreError | None:
+        """``StoreError`` saying what failed, for the database's and the pool's errors
+        (``None`` for any other error, raised as it is)."""
+        if isinstance(error, StoreError):
+            return None
+        # psycopg_pool's errors are a pool timeout, or the pool closed.
+        if isinstance(error, self._errors) or type(error).__module__.startswith("psycopg_pool"):
+            return StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}")
+        return None
 
     def _create_tables(self) -> int:
         with self._connection("creating its tables") as connection, connection.transaction():
@@ -271,27 +278,41 @@ class PostgresStore(StoreBase):
         self, session_id: str, expected: int, change: StoredChange, snapshot: str | None = None
     ) -> None:
         """Store ``change`` as version ``expected + 1``, in one statement."""
-        doing = f"storing version {change.version} of session {bounded(session_id)!r}"
-        with self._connection(doing) as connection:
+        # Every call of a stored session comes here: the connection is taken and given
+        # back directly (autocommit leaves no transaction to end), and the message is
+        # built only when something fails.
+        values = {
+            "id": session_id,
+            "expected": expected,
+            "version": change.version,
+            "ops": change.ops,
+            "body": change.body,
+            "events": change.events,
+            "now": time.time(),
+            "snapshot": snapshot,
+        }
+        pool = self._pool
+        try:
+            connection = pool.getconn()
             try:
-                added = connection.execute(
-                    self._add_change if snapshot is None else self._append_with_snapshot,
-                    {
-                        "id": session_id,
-                        "expected": expected,
-                        "version": change.version,
-                        "ops": change.ops,
-                        "body": change.body,
-                        "events": change.events,
-                        "now": time.time(),
-                        "snapshot": snapshot,
-                    },
-                ).rowcount
-            except self._conflict:
-                added = 0  # another writer stored this version first
-            if added == 1:
-                return
-            found = connection.execute(self._q(_LATEST), (session_id,)).fetchone()
+                try:
+                    added = connection.execute(
+                        self._add_change if snapshot is None else self._append_with_snapshot,
+                        values,
+                    ).rowcount
+                except self._conflict:
+                    added = 0  # another writer stored this version first
+                if added == 1:
+                    return
+                found = connection.execute(self._q(_LATEST), (session_id,)).fetchone()
+            finally:
+                pool.putconn(connection)
+        except Exception as error:
+            doing = f"storing version {change.version} of session {bounded(session_id)!r}"
+            failure = self._failure(doing, error)
+            if failure is None:
+                raise
+            raise failure from None
         raise VersionConflict(
             session_id, expected, None if found is None or found[0] is None else int(found[0])
         )

@@ -150,6 +150,7 @@ class SqliteStore(StoreBase):
         if schema != SCHEMA:
             self._connection.close()
             raise StoreError(schema_refused(self._where, schema, SCHEMA))
+        self._appending = self._connection.cursor()
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
@@ -238,26 +239,34 @@ class SqliteStore(StoreBase):
         self, session_id: str, expected: int, change: StoredChange, snapshot: str | None = None
     ) -> None:
         """Store ``change`` as version ``expected + 1``, in one transaction."""
-        with self._writing(
-            f"storing version {change.version} of session {session_id!r:.80}"
-        ) as cursor:
-            added = cursor.execute(
-                _APPEND,
-                {
-                    "id": session_id,
-                    "expected": expected,
-                    "version": change.version,
-                    "ops": change.ops,
-                    "body": change.body,
-                    "events": change.events,
-                    "now": time.time(),
-                },
-            )
-            if added.rowcount != 1:
-                found = cursor.execute(_LATEST, (session_id,)).fetchone()[0]
-                raise VersionConflict(session_id, expected, found)
-            if snapshot is not None:
-                cursor.execute(_ADD_SNAPSHOT, (session_id, change.version, snapshot))
+        # Every call of a stored session comes here: plain statements on the kept
+        # cursor, the transaction's message built only when it fails.
+        values = {
+            "id": session_id,
+            "expected": expected,
+            "version": change.version,
+            "ops": change.ops,
+            "body": change.body,
+            "events": change.events,
+            "now": time.time(),
+        }
+        with self._lock:
+            cursor = self._appending
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                if cursor.execute(_APPEND, values).rowcount != 1:
+                    found = cursor.execute(_LATEST, (session_id,)).fetchone()[0]
+                    raise VersionConflict(session_id, expected, found)
+                if snapshot is not None:
+                    cursor.execute(_ADD_SNAPSHOT, (session_id, change.version, snapshot))
+                cursor.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._roll_back()
+                doing = f"storing version {change.version} of session {session_id!r:.80}"
+                raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
+            except BaseException:
+                self._roll_back()
+                raise
 
     def sessions(self) -> list[SessionInfo]:
         """Every stored session, oldest first."""
