@@ -24,7 +24,7 @@ SMALL_SIZES: dict[str, dict[str, object]] = {
     "bench_async": {"NUMBER": 1, "REPEAT": 1, "CONCURRENT": 2, "IO_SECONDS": 0.001},
     "bench_cli": {"LINES": 20},
     "bench_contract": {"TOOLS": 4, "COMPILES": 2, "TOOLS_PER_SECTION": 2, "ROUNDS": 1},
-    "bench_dbos": {"CALLS": 4, "RECOVERED_CALLS": 4},
+    "bench_dbos": {"CALLS": 4, "RECOVERED_CALLS": 4, "ROUNDS": 1},
     "bench_executor": {"LOG_EVENTS": 10, "CYCLES": 1},
     "bench_git_workspace": {"TREE_SIZES": (3,), "CHANGED": (1,), "REPEAT": 1},
     "bench_import": {"RUNS": 1},

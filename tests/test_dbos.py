@@ -28,6 +28,7 @@ from wink.contrib.dbos import (
     start_evaluation,
     workflow_id_of,
 )
+from wink.store._changes import change_between
 from wink.tools import ToolContext
 
 PROMPT = "stress.dbos_agent:prompt"
@@ -198,3 +199,22 @@ def test_the_async_workflow_awaits_async_tools(launched: str, tmp_path: Path) ->
     turn = ["wink.model.arequest", "wink.tool.acall", "wink.tool.acall"]
     assert steps == ["wink.session.begin", *turn * 4, "wink.model.arequest"]
     assert len((tmp_path / "calls.txt").read_text().splitlines()) == 8
+
+
+def test_a_call_run_here_has_its_change_encoded_once_for_its_checkpoint_and_its_store(
+    launched: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoded: list[int] = []
+
+    def counted(stored: Any, now: Any) -> Any:
+        change = change_between(stored, now)
+        encoded.append(0 if change is None else change[2])
+        return change
+
+    monkeypatch.setattr("wink.contrib.dbos.change_between", counted)
+    start_evaluation(launched, "s12", prompt=PROMPT, adapter=ADAPTER).result()
+    # Each of the 8 calls is encoded once (3 values: its ToolInvoked, the handler's
+    # Noted event, its value joining the Noted slice) and stored as encoded; encoded
+    # again only where the session changed outside a call: the first store (the
+    # evaluation's PromptRendered joins call 1) and the end (PromptExecuted).
+    assert encoded == [3, 4, 3, 3, 3, 3, 3, 3, 3, 1]

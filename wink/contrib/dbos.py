@@ -472,6 +472,9 @@ class _Run:
     stored: Snapshot = field(init=False)
     version: int = 0
     keys: set[str] = field(default_factory=set)
+    encoded: tuple[Snapshot, Snapshot, tuple[str, str, int] | None] | None = None
+    """The last call run here: the session before and after it, and the change between
+    as its step encoded it, so that storing that same change does not encode it again."""
 
     def begin(self, begun: _Begin) -> Session:
         """The session as it stood when the evaluation started (recorded by the first
@@ -483,7 +486,9 @@ class _Run:
         return self.session
 
     def outcome(self, before: Snapshot, error: BaseException | None) -> _CallOutcome:
-        change = change_between(before, self.session.snapshot())
+        after = self.session.snapshot()
+        change = change_between(before, after)
+        self.encoded = (before, after, change)
         body, ops = ("", "") if change is None else change[:2]
         return _CallOutcome(body, ops, error)
 
@@ -514,11 +519,21 @@ class _Run:
         assert ran.result is not None  # set with ``value`` when no error was raised
         return ran.result
 
+    def change_since_stored(self, now: Snapshot) -> tuple[str, str, int] | None:
+        """What ``now`` changed since the version stored last: the last call's change
+        when nothing else changed the session around it (snapshots are immutable, so
+        the same objects mean the same states), else encoded afresh."""
+        if self.encoded is not None:
+            before, after, change = self.encoded
+            if before is self.stored and after is now:
+                return change
+        return change_between(self.stored, now)
+
     def store_session(self) -> None:
         """Store what changed since the version stored last, as the next version;
         skipped when that version is stored already (an earlier run wrote it)."""
         now = self.session.snapshot()
-        change = change_between(self.stored, now)
+        change = self.change_since_stored(now)
         if change is None:
             return
         body, ops, events = change
