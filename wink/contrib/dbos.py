@@ -18,6 +18,11 @@ object or a function of no arguments that builds it) so that a recovering proces
 rebuilds them; a prompt whose tools changed since the workflow started is refused
 (``DurableEvaluationError``) rather than mixed.
 
+An evaluation that reaches a turn whose calls a policy defers (``ApprovalPolicy``)
+does not fail: the workflow publishes the calls it awaits (``EvaluationHandle.awaiting``)
+and waits, with DBOS's durable messages, for ``send_decisions``; it then goes on from
+that turn as ``adapter.resume`` would, in this process or after a restart.
+
 Needs the ``dbos`` extra; the application configures and launches DBOS itself
 (``DBOS(config=...)``, ``DBOS.launch()``), after importing this module.
 """
@@ -28,13 +33,14 @@ import asyncio
 import hashlib
 import importlib
 import json
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dbos import DBOS, Queue, SetWorkflowID, WorkflowHandle, WorkflowHandleAsync, WorkflowStatus
 
 from wink._error_text import bounded, describe_error
+from wink.adapters.approval import ApprovalPending
 from wink.adapters.loop import (
     END_OF_STREAM,
     LoopAdapter,
@@ -47,6 +53,7 @@ from wink.adapters.loop import (
 from wink.adapters.protocol import DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES
 from wink.adapters.response import PromptResponse
 from wink.errors import WinkError
+from wink.policy.approval import Approval, ApprovalRequest
 from wink.prompt import Prompt
 from wink.runtime.call import ToolCall
 from wink.runtime.events import ToolInvoked
@@ -59,15 +66,19 @@ from wink.tools import ToolResult
 from wink.tools.context import idempotency_key_set, idempotency_key_unset
 
 __all__ = [
+    "AWAITING_EVENT",
+    "DECISIONS_TOPIC",
     "STEP_NAMES",
     "WORKFLOW_NAMES",
     "DurableEvaluation",
     "DurableEvaluationError",
     "EvaluationHandle",
+    "asend_decisions",
     "astart_evaluation",
     "cancel_evaluation",
     "evaluate_durably",
     "lookup_evaluation",
+    "send_decisions",
     "start_evaluation",
     "workflow_id_of",
 ]
@@ -88,6 +99,18 @@ STEP_NAMES = (
 """The registered names of the steps, compatibility data as the workflows' are: the
 session's state at the start, a model request, a streamed model request read whole, a
 tool call, and the async workflow's twins of the last three."""
+
+
+AWAITING_EVENT = "wink.awaiting"
+"""The workflow event listing the calls an evaluation awaits decisions on (empty when
+none): compatibility data, read by ``EvaluationHandle.awaiting``."""
+
+DECISIONS_TOPIC = "wink.decisions"
+"""The topic of the messages carrying a person's decisions (``send_decisions``):
+compatibility data, as the step names are."""
+
+_DECISION_WAIT_SECONDS = 3600.0
+"""How long one durable ``recv`` waits before waiting again: a person may take days."""
 
 
 class DurableEvaluationError(WinkError):
@@ -155,6 +178,85 @@ class EvaluationHandle:
     def cancel(self) -> None:
         """Stop the workflow at its next step; the steps done stay recorded."""
         DBOS.cancel_workflow(self.workflow_id)
+
+    def awaiting(self) -> tuple[ApprovalRequest, ...]:
+        """The calls the evaluation waits for a person's decisions on (``send_decisions``);
+        empty when it waits for none."""
+        found = DBOS.get_event(self.workflow_id, AWAITING_EVENT, timeout_seconds=0)
+        return _requests_of(found)
+
+    async def aawaiting(self) -> tuple[ApprovalRequest, ...]:
+        """``awaiting`` without blocking the event loop."""
+        found = await DBOS.get_event_async(self.workflow_id, AWAITING_EVENT, timeout_seconds=0)
+        return _requests_of(found)
+
+
+def _requests_of(found: Any) -> tuple[ApprovalRequest, ...]:
+    return () if not found else tuple(ApprovalRequest(**request) for request in found)
+
+
+def send_decisions(evaluation: str | EvaluationHandle, decisions: Mapping[str, Approval]) -> None:
+    """Send a person's decisions to a durable evaluation waiting for them (its workflow
+    id or handle): ``decisions`` maps each awaiting call id (``EvaluationHandle.awaiting``)
+    to ``Approval.approve()``, ``Approval.approve(arguments=...)`` or
+    ``Approval.deny(reason)``; the evaluation then goes on from its awaiting turn. Raises
+    ``DurableEvaluationError`` when it awaits no decisions, a decision names a call that
+    does not await one, or a call is left undecided."""
+    handle = EvaluationHandle(evaluation) if isinstance(evaluation, str) else evaluation
+    awaiting = handle.awaiting()
+    status = "" if awaiting else handle.status()
+    message = _decisions_message(handle.workflow_id, awaiting, status, decisions)
+    DBOS.send(handle.workflow_id, message, DECISIONS_TOPIC)
+
+
+async def asend_decisions(
+    evaluation: str | EvaluationHandle, decisions: Mapping[str, Approval]
+) -> None:
+    """``send_decisions`` without blocking the event loop."""
+    handle = EvaluationHandle(evaluation) if isinstance(evaluation, str) else evaluation
+    awaiting = await handle.aawaiting()
+    status = ""
+    if not awaiting:
+        found = await DBOS.get_workflow_status_async(handle.workflow_id)
+        status = "UNKNOWN" if found is None else found.status
+    message = _decisions_message(handle.workflow_id, awaiting, status, decisions)
+    await DBOS.send_async(handle.workflow_id, message, DECISIONS_TOPIC)
+
+
+def _decisions_message(
+    workflow_id: str,
+    awaiting: tuple[ApprovalRequest, ...],
+    status: str,
+    decisions: Mapping[str, Approval],
+) -> dict[str, dict[str, Any]]:
+    """The message carrying ``decisions``, checked against the calls awaiting."""
+    where = f"workflow {bounded(workflow_id)!r}"
+    if not awaiting:
+        raise DurableEvaluationError(
+            f"{where} awaits no decisions (its status is {status}); send decisions "
+            "once EvaluationHandle.awaiting() lists calls"
+        )
+    listed = ", ".join(f"{request.call_id!r} ({request.tool_name})" for request in awaiting)
+    awaited = {request.call_id for request in awaiting}
+    for call_id, decision in decisions.items():
+        if call_id not in awaited:
+            raise DurableEvaluationError(
+                f"{where}: a decision was given for call {bounded(str(call_id))!r}, which does "
+                f"not await one; the calls awaiting a decision are {bounded(listed)}"
+            )
+        if not isinstance(decision, Approval):
+            raise DurableEvaluationError(
+                f"{where}: the decision for call {call_id!r} is a {type(decision).__name__}; "
+                "give Approval.approve(), Approval.approve(arguments=...) or "
+                "Approval.deny(reason)"
+            )
+    missing = [f"{r.call_id!r} ({r.tool_name})" for r in awaiting if r.call_id not in decisions]
+    if missing:
+        raise DurableEvaluationError(
+            f"{where}: no decision was given for {bounded(', '.join(missing))}; each awaiting "
+            "call needs one"
+        )
+    return {call_id: _decision_data(decision) for call_id, decision in decisions.items()}
 
 
 def start_evaluation(
@@ -350,6 +452,56 @@ def _checked_prompt(request: DurableEvaluation, workflow_id: str) -> Prompt[Any]
         f"changed since it started ({bounded('; '.join(changes))}); finish or cancel it with "
         "the code it started with, then start a new evaluation"
     )
+
+
+# Waiting for a person.
+
+
+def _decision_data(decision: Approval) -> dict[str, Any]:
+    # Plain data in the message, so that a recovering process reads it whatever
+    # ``Approval`` has become.
+    arguments = None if decision.arguments is None else dict(decision.arguments)
+    return {"approved": decision.approved, "reason": decision.reason, "arguments": arguments}
+
+
+def _decisions_of(
+    message: Any, awaiting: tuple[ApprovalRequest, ...]
+) -> dict[str, Approval] | None:
+    """The decisions a message carries, or ``None`` for one that does not decide exactly
+    the calls awaiting (sent for an earlier pause, or none before the wait ended)."""
+    if not isinstance(message, dict) or set(message) != {r.call_id for r in awaiting}:
+        return None
+    return {
+        call_id: Approval(data["approved"], data["reason"], data["arguments"])
+        for call_id, data in message.items()
+    }
+
+
+def _awaiting_data(pending: ApprovalPending) -> list[dict[str, Any]]:
+    return [asdict(request) for request in pending.requests]
+
+
+def _wait_for_decisions(pending: ApprovalPending) -> dict[str, Approval]:
+    """Publish the calls awaiting and wait for their decisions; both durable, so a
+    recovering workflow finds the decisions it received before."""
+    DBOS.set_event(AWAITING_EVENT, _awaiting_data(pending))
+    while True:
+        message = DBOS.recv(DECISIONS_TOPIC, _DECISION_WAIT_SECONDS)
+        decisions = _decisions_of(message, pending.requests)
+        if decisions is not None:
+            DBOS.set_event(AWAITING_EVENT, [])
+            return decisions
+
+
+async def _await_decisions(pending: ApprovalPending) -> dict[str, Approval]:
+    """``_wait_for_decisions`` for the async workflow."""
+    await DBOS.set_event_async(AWAITING_EVENT, _awaiting_data(pending))
+    while True:
+        message = await DBOS.recv_async(DECISIONS_TOPIC, _DECISION_WAIT_SECONDS)
+        decisions = _decisions_of(message, pending.requests)
+        if decisions is not None:
+            await DBOS.set_event_async(AWAITING_EVENT, [])
+            return decisions
 
 
 # The steps.
@@ -560,7 +712,11 @@ _EMPTY_BODY = '{"version":1,"slices":[]}'
 # The workflows.
 
 
-def _steps(run: _Run, request: DurableEvaluation) -> Generator[Any, Any, PromptResponse[Any]]:
+def _steps(
+    run: _Run, request: DurableEvaluation, decisions: Mapping[str, Approval] | None = None
+) -> Generator[Any, Any, PromptResponse[Any]]:
+    """The evaluation's steps; with ``decisions``, those of its resume from the turn
+    that paused."""
     prompt = _checked_prompt(request, run.workflow_id)
     adapter = _adapter_of(request.adapter)
     return evaluation_steps(
@@ -570,6 +726,7 @@ def _steps(run: _Run, request: DurableEvaluation) -> Generator[Any, Any, PromptR
         max_turns=request.max_turns,
         output_retries=request.output_retries,
         asynchronous=True,
+        resume=decisions,
     )
 
 
@@ -592,6 +749,11 @@ def _evaluate_workflow(request: DurableEvaluation) -> PromptResponse[Any]:
                 except StopIteration as finished:
                     response: PromptResponse[Any] = finished.value
                     return response
+                except ApprovalPending as pending:
+                    run.store_session()  # the paused evaluation, for whoever reads the session
+                    steps = _steps(run, request, _wait_for_decisions(pending))
+                    reply, error = None, None
+                    continue
                 reply, error = None, None
                 try:
                     if isinstance(step, ModelRequest):
@@ -638,6 +800,11 @@ async def _aevaluate_workflow(request: DurableEvaluation) -> PromptResponse[Any]
                 except StopIteration as finished:
                     response: PromptResponse[Any] = finished.value
                     return response
+                except ApprovalPending as pending:
+                    await asyncio.to_thread(run.store_session)
+                    steps = _steps(run, request, await _await_decisions(pending))
+                    reply, error = None, None
+                    continue
                 reply, error = None, None
                 try:
                     if isinstance(step, ModelRequest):
