@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 
 from wink._error_text import bounded
@@ -155,29 +155,20 @@ class SqliteStore(StoreBase):
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
-    @contextmanager
-    def _writing(self, doing: str) -> Iterator[sqlite3.Cursor]:
+    def _writing(self, doing: str) -> AbstractContextManager[sqlite3.Cursor]:
         """A write transaction (``BEGIN IMMEDIATE``), committed when the block ends."""
-        with self._lock:
-            cursor = self._connection.cursor()
-            try:
-                cursor.execute("BEGIN IMMEDIATE")
-                yield cursor
-                cursor.execute("COMMIT")
-            except sqlite3.Error as error:
-                self._roll_back()
-                raise StoreError(f"{self._where}: {doing} failed: {bounded(str(error))}") from None
-            except BaseException:
-                self._roll_back()
-                raise
+        return self._transaction("BEGIN IMMEDIATE", doing)
+
+    def _reading(self, doing: str) -> AbstractContextManager[sqlite3.Cursor]:
+        """A read transaction: what it reads is one version of the file."""
+        return self._transaction("BEGIN", doing)
 
     @contextmanager
-    def _reading(self, doing: str) -> Iterator[sqlite3.Cursor]:
-        """A read transaction: what it reads is one version of the file."""
+    def _transaction(self, begin: str, doing: str) -> Iterator[sqlite3.Cursor]:
         with self._lock:
             cursor = self._connection.cursor()
             try:
-                cursor.execute("BEGIN")
+                cursor.execute(begin)
                 yield cursor
                 cursor.execute("COMMIT")
             except sqlite3.Error as error:
