@@ -15,9 +15,11 @@ import pytest
 pytest.importorskip("mcp")
 
 import mcp_types as types
+from mcp.server.mcpserver import MCPServer
 from mcp_client_servers import calls, crafted, demo
 
 from wink import (
+    ApprovalPolicy,
     PolicyDecision,
     Prompt,
     PromptTemplate,
@@ -35,6 +37,7 @@ from wink.providers.mcp import (
     McpServer,
     McpToolCall,
     McpToolsSection,
+    is_destructive,
 )
 from wink.runtime import ToolCall, ToolExecutor
 from wink.testing import ScriptedAdapter, ToolMessage, call
@@ -138,6 +141,44 @@ def test_handler_records_that_the_call_cannot_be_rolled_back(
     handler = demo_section.tools[1].handler
     assert isinstance(handler, McpToolCall)
     assert (handler.remote_name, handler.read_only, handler.can_roll_back) == ("echo", True, False)
+
+
+def test_a_tool_is_destructive_unless_read_only_or_marked_otherwise() -> None:
+    server = MCPServer("hints", log_level="WARNING")
+
+    @server.tool()
+    def erase(path: str) -> str:
+        """Erase a file."""
+        return path
+
+    @server.tool(annotations=types.ToolAnnotations(destructive_hint=False))
+    def append(path: str) -> str:
+        """Append to a file."""
+        return path
+
+    @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+    def peek(path: str) -> str:
+        """Read a file."""
+        return path
+
+    section = McpToolsSection(McpServer.in_process(server))
+    assert {tool.name: is_destructive(tool, None) for tool in section.tools} == {
+        "erase": True,
+        "append": False,
+        "peek": False,
+    }
+
+
+def test_approval_policy_defers_the_calls_of_destructive_imported_tools(
+    demo_section: McpToolsSection,
+) -> None:
+    policy = ApprovalPolicy(when=is_destructive)
+    add, echo = demo_section.tools[0], demo_section.tools[1]
+    context = ToolContext(prompt=None, rendered_prompt=None, adapter=None, session=None)
+    assert policy.check(add, None, context=context) == PolicyDecision.defer(
+        "policy 'approval' asks a person to approve 'add'"
+    )
+    assert policy.check(echo, None, context=context).allowed
 
 
 def test_prefix_and_allow_keep_the_named_tools_under_prefixed_names() -> None:

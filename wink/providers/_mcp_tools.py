@@ -35,7 +35,7 @@ from wink.tools import Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     import mcp_types as types
 
-__all__ = ["McpToolCall", "McpToolsSection", "text_of_content"]
+__all__ = ["McpToolCall", "McpToolsSection", "is_destructive", "text_of_content"]
 
 _NAME_LIMIT = 64
 _DESCRIPTION_LIMIT = 200
@@ -57,6 +57,9 @@ class McpToolCall:
     """The tool's name on the server."""
     read_only: bool
     """The server marks the tool ``readOnlyHint``: its calls may overlap in a model turn."""
+    destructive: bool
+    """The tool may destroy what it acts on: MCP's ``destructiveHint``, which is true unless
+    the server says otherwise, and false for a read-only tool."""
     params_type: type[JsonSchemaDocument]
     """The params type made from the ``inputSchema``."""
     result_type: type[JsonSchemaDocument] | None
@@ -220,7 +223,10 @@ def imported_tool(server: McpServer, listed: types.Tool, local_name: str) -> Too
         )
     annotations = listed.annotations
     read_only = bool(annotations is not None and annotations.read_only_hint)
-    handler = McpToolCall(server, listed.name, read_only, params_type, result_type)
+    destructive = not read_only and (
+        annotations is None or annotations.destructive_hint is not False
+    )
+    handler = McpToolCall(server, listed.name, read_only, destructive, params_type, result_type)
     fallback = f"Tool {listed.name} of MCP server {server.name}"
     description = _short_description(listed.description, _short_description(fallback, "tool"))
     specialised: Any = Tool[params_type, result_type]  # type: ignore[valid-type]  # made at run time
@@ -235,6 +241,13 @@ def imported_tool(server: McpServer, listed: types.Tool, local_name: str) -> Too
     except PromptValidationError as error:
         raise PromptValidationError(f"{subject}: {error}") from None
     return tool
+
+
+def is_destructive(tool: Tool[Any, Any], params: Any) -> bool:
+    """Whether ``tool`` is an imported tool its server marks destructive: a ``when`` for
+    ``ApprovalPolicy``, so that a person approves those calls before they are sent."""
+    handler = tool.handler
+    return isinstance(handler, McpToolCall) and handler.destructive
 
 
 class McpToolsSection(Section[None]):

@@ -77,7 +77,7 @@ if TYPE_CHECKING:
         serve_stdio,
         server,
     )
-    from wink.providers._mcp_tools import McpToolCall, McpToolsSection
+    from wink.providers._mcp_tools import McpToolCall, McpToolsSection, is_destructive
 
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
@@ -102,6 +102,7 @@ __all__ = [
     "call_tool_result",
     "content_block",
     "http_app",
+    "is_destructive",
     "parse_tool_call",
     "protocol_stdout",
     "serve_http",
@@ -139,6 +140,7 @@ _IMPORTING = {
     "McpServer": "_mcp_client",
     "McpToolCall": "_mcp_tools",
     "McpToolsSection": "_mcp_tools",
+    "is_destructive": "_mcp_tools",
 }
 """Names of the client side (other servers' tools as a section) and of the catalog a
 server offers beside tools (prompts, resources), by the module that has them."""
