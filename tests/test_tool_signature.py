@@ -212,6 +212,22 @@ def test_an_async_handler_gives_an_async_tool_that_is_awaited_with_keywords() ->
     assert (result.success, result.value) == (True, "u x3")
 
 
+def test_an_async_handler_of_the_fields_form_takes_a_timeout() -> None:
+    @tool(timeout=0.05)
+    async def crawl(url: str, *, context: ToolContext) -> ToolResult[str]:
+        """Crawl a site."""
+        await asyncio.sleep(5)
+        return ToolResult.ok(url)
+
+    assert crawl.timeout == 0.05
+    result = asyncio.run(executor_for(crawl).aexecute(ToolCall("crawl", '{"url": "u"}')))
+    assert (result.success, result.message) == (
+        False,
+        "Tool 'crawl' did not finish within its timeout of 0.05s, so nothing it did was "
+        "kept; try a smaller request, or another way",
+    )
+
+
 def test_options_apply_to_the_fields_form_and_an_examples_input_may_be_a_dict() -> None:
     def read_note(path: str, *, context: ToolContext) -> ToolResult[str]:
         """Read a note."""
