@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,23 +87,28 @@ class AnthropicAdapter(LoopAdapter):
         self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
     ) -> Conversation:
         """A Messages conversation for ``rendered``."""
-        from wink.providers import anthropic
-
-        base: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            **self.request_options,
-        }
-        tools = [*anthropic.tool_specs(rendered, strict=self.strict), *self.provider_tools]
-        if tools:
-            base["tools"] = tools
+        base = self._with_tools(
+            {"model": self.model, "max_tokens": self.max_tokens, **self.request_options}, rendered
+        )
         if output is not None:
             base["output_config"] = {"format": {"type": "json_schema", "schema": _schema(output)}}
         if messages:
             base["system"] = rendered.text
-            return _MessagesConversation(base, self._sdk.types.Message, list(messages))
-        user = {"role": "user", "content": rendered.text}
-        return _MessagesConversation(base, self._sdk.types.Message, [user])
+            opening: list[Any] = list(messages)
+        else:
+            opening = [{"role": "user", "content": rendered.text}]
+        return _MessagesConversation(base, self._sdk.types.Message, self._with_tools, opening)
+
+    def _with_tools(self, request: dict[str, Any], rendered: RenderedPrompt) -> dict[str, Any]:
+        """A copy of ``request`` offering ``rendered``'s tools, then the provider's; with
+        no ``tools`` key when there are none."""
+        from wink.providers import anthropic
+
+        tools = [*anthropic.tool_specs(rendered, strict=self.strict), *self.provider_tools]
+        offered = {key: value for key, value in request.items() if key != "tools"}
+        if tools:
+            offered["tools"] = tools
+        return offered
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
@@ -179,6 +184,7 @@ def _schema(output: Contract[Any]) -> dict[str, Any]:
 class _MessagesConversation:
     base: dict[str, Any]
     message_type: type
+    with_tools: Callable[[dict[str, Any], RenderedPrompt], dict[str, Any]]
     messages: list[Any] = field(default_factory=list)
     # Ids for calls that came without a usable one: unique in the conversation.
     made_ids: Iterator[str] = field(
@@ -189,6 +195,9 @@ class _MessagesConversation:
         # A copy of references only (each message was converted once, when it joined):
         # the request keeps the messages it was sent with while the conversation grows.
         return {**self.base, "messages": list(self.messages)}
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
+        self.base = self.with_tools(self.base, rendered)
 
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import anthropic

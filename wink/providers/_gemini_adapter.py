@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,14 +82,7 @@ class GeminiAdapter(LoopAdapter):
         self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
     ) -> Conversation:
         """A ``generate_content`` conversation for ``rendered``."""
-        from wink.providers import gemini
-
-        config: dict[str, Any] = dict(self.request_options)
-        specs = gemini.tool_specs(rendered)
-        tools = [{"functionDeclarations": specs}] if specs else []
-        tools.extend(self.provider_tools)
-        if tools:
-            config["tools"] = tools
+        config = self._with_tools(dict(self.request_options), rendered)
         if output is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = object_root(output.input_schema, "output", "Gemini")
@@ -99,7 +92,20 @@ class GeminiAdapter(LoopAdapter):
         else:
             contents = [{"role": "user", "parts": [{"text": rendered.text}]}]
         response_type = self._types.GenerateContentResponse
-        return _GeminiConversation(self.model, config, response_type, contents)
+        return _GeminiConversation(self.model, config, response_type, self._with_tools, contents)
+
+    def _with_tools(self, config: dict[str, Any], rendered: RenderedPrompt) -> dict[str, Any]:
+        """A copy of ``config`` offering ``rendered``'s tools, then the provider's; with
+        no ``tools`` key when there are none."""
+        from wink.providers import gemini
+
+        specs = gemini.tool_specs(rendered)
+        tools = [{"functionDeclarations": specs}] if specs else []
+        tools.extend(self.provider_tools)
+        offered = {key: value for key, value in config.items() if key != "tools"}
+        if tools:
+            offered["tools"] = tools
+        return offered
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
@@ -180,12 +186,17 @@ class _GeminiConversation:
     model: str
     config: dict[str, Any]
     response_type: type
+    with_tools: Callable[[dict[str, Any], RenderedPrompt], dict[str, Any]]
     contents: list[Any] = field(default_factory=list)
 
     def request(self) -> dict[str, Any]:
         # A copy of references only (each message was converted once, when it joined):
         # the request keeps the messages it was sent with while the conversation grows.
         return {"model": self.model, "contents": list(self.contents), "config": self.config}
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
+        # A new config, not a changed one: the requests already made hold the old one.
+        self.config = self.with_tools(self.config, rendered)
 
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import gemini

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -98,13 +98,7 @@ class OpenAIAdapter(LoopAdapter):
         self, rendered: RenderedPrompt, output: Contract[Any] | None, messages: Sequence[Any]
     ) -> Conversation:
         """A Chat Completions or Responses conversation for ``rendered``."""
-        from wink.providers import openai
-
-        specs = openai.tool_specs(rendered, api=self.api, strict=self.strict)
-        base: dict[str, Any] = {"model": self.model, **self.request_options}
-        tools = [*specs, *self.provider_tools]
-        if tools:
-            base["tools"] = tools
+        base = self._with_tools({"model": self.model, **self.request_options}, rendered)
         types = self._sdk.types
         if self.api == "chat":
             if output is not None:
@@ -113,14 +107,28 @@ class OpenAIAdapter(LoopAdapter):
                     "json_schema": output_format(output, self.strict),
                 }
             opening = _opening(rendered, messages, "system")
-            return _ChatConversation(base, types.chat.ChatCompletion, opening)
+            return _ChatConversation(base, types.chat.ChatCompletion, self._with_tools, opening)
         if output is not None:
             base["text"] = {"format": {"type": "json_schema", **output_format(output, self.strict)}}
         if messages:
             base["instructions"] = rendered.text
-            return _ResponsesConversation(base, types.responses.Response, list(messages))
+            return _ResponsesConversation(
+                base, types.responses.Response, self._with_tools, list(messages)
+            )
         user = {"role": "user", "content": rendered.text}
-        return _ResponsesConversation(base, types.responses.Response, [user])
+        return _ResponsesConversation(base, types.responses.Response, self._with_tools, [user])
+
+    def _with_tools(self, request: dict[str, Any], rendered: RenderedPrompt) -> dict[str, Any]:
+        """A copy of ``request`` offering ``rendered``'s tools, then the provider's; with
+        no ``tools`` key when there are none."""
+        from wink.providers import openai
+
+        specs = openai.tool_specs(rendered, api=self.api, strict=self.strict)
+        tools = [*specs, *self.provider_tools]
+        offered = {key: value for key, value in request.items() if key != "tools"}
+        if tools:
+            offered["tools"] = tools
+        return offered
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""
@@ -251,6 +259,7 @@ _HOSTED_CALLS = {
 class _ChatConversation:
     base: dict[str, Any]
     completion_type: type
+    with_tools: Callable[[dict[str, Any], RenderedPrompt], dict[str, Any]]
     messages: list[Any] = field(default_factory=list)
     made_ids: Iterator[str] = field(default_factory=_made_ids)
 
@@ -258,6 +267,9 @@ class _ChatConversation:
         # A copy of references only (each message was converted once, when it joined):
         # the request keeps the messages it was sent with while the conversation grows.
         return {**self.base, "messages": list(self.messages)}
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
+        self.base = self.with_tools(self.base, rendered)
 
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import openai
@@ -331,6 +343,7 @@ class _ChatConversation:
 class _ResponsesConversation:
     base: dict[str, Any]
     response_type: type
+    with_tools: Callable[[dict[str, Any], RenderedPrompt], dict[str, Any]]
     items: list[Any] = field(default_factory=list)
     made_ids: Iterator[str] = field(default_factory=_made_ids)
 
@@ -338,6 +351,9 @@ class _ResponsesConversation:
         # A copy of references only (each message was converted once, when it joined):
         # the request keeps the messages it was sent with while the conversation grows.
         return {**self.base, "input": list(self.items)}
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
+        self.base = self.with_tools(self.base, rendered)
 
     def read(self, reply: Any) -> ModelTurn:
         from wink.providers import openai

@@ -416,9 +416,11 @@ class _Conversation:
             self.messages = [SystemMessage(self.rendered.text), *self.history]
         else:
             self.messages = [UserMessage(self.rendered.text)]
+        self.use_tools(self.rendered)
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
         self.tools = tuple(
-            ToolSpec(tool.name, tool.description, tool.params_schema)
-            for tool in self.rendered.tools
+            ToolSpec(tool.name, tool.description, tool.params_schema) for tool in rendered.tools
         )
 
     def request(self) -> dict[str, Any]:
