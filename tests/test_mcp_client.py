@@ -539,21 +539,158 @@ def test_a_changed_tool_fails_at_every_call_until_the_tools_are_imported_again()
     assert sent == ["change"]
 
 
-def test_an_evaluation_offers_the_tools_imported_at_build_at_every_turn() -> None:
+def test_an_evaluation_offers_the_tools_as_listed_again_after_the_server_changed_them() -> None:
     listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
     sent: list[str] = []
     section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
     template = PromptTemplate(ns="test", key="changing", sections=[section])
     adapter = ScriptedAdapter(
-        [call("change", {"n": 0}, "c1"), call("probe", {"n": 1}, "c2"), "done"]
+        [call("change", {"n": 0}, "c1"), call("probe", {}, "c2"), call("added", {}, "c3"), "done"]
     )
     prompt = Prompt(template)
+    session = Session()
     with prompt.resources:
-        adapter.evaluate(prompt, session=Session())
+        response = adapter.evaluate(prompt, session=session)
     offered = [[tool.name for tool in model_input.tools] for model_input in adapter.inputs]
-    assert offered == [["probe", "change"], ["probe", "change"], ["probe", "change"]]
-    assert adapter.inputs[2].tool_messages() == (ToolMessage("c2", "probe", CHANGED, False),)
-    assert sent == ["change"]
+    assert offered == [
+        ["probe", "change"],
+        ["probe", "change", "added"],
+        ["probe", "change", "added"],
+        ["probe", "change", "added"],
+    ]
+    assert [tool.parameters["required"] for tool in adapter.inputs[1].tools] == [[], ["n"], []]
+    assert adapter.inputs[3].tool_messages() == (ToolMessage("c3", "added", "added {}", True),)
+    assert (response.text, sent) == ("done", ["change", "probe", "added"])
+    # The template built with the section keeps the tools it was built with.
+    assert [tool.name for tool in prompt.render().tools] == ["probe", "change"]
+    assert [event.name for event in session[ToolInvoked].all()] == ["change", "probe", "added"]
+
+
+def test_an_async_evaluation_lists_the_changed_tools_off_its_event_loop() -> None:
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
+    adapter = ScriptedAdapter([call("change", {"n": 0}, "c1"), call("added", {}, "c2"), "done"])
+    prompt = Prompt(PromptTemplate(ns="test", key="changing", sections=[section]))
+    with prompt.resources:
+        response = asyncio.run(adapter.aevaluate(prompt, session=Session()))
+    offered = [[tool.name for tool in model_input.tools] for model_input in adapter.inputs]
+    assert offered == [["probe", "change"], *[["probe", "change", "added"]] * 2]
+    assert (response.text, sent) == ("done", ["change", "added"])
+
+
+@pytest.mark.parametrize("streamed", ["stream", "astream"])
+def test_a_streamed_evaluation_offers_the_changed_tools_too(streamed: str) -> None:
+    from wink.adapters import EvaluationFinished
+
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
+    adapter = ScriptedAdapter([call("change", {"n": 0}, "c1"), call("added", {}, "c2"), "done"])
+    prompt = Prompt(PromptTemplate(ns="test", key="changing", sections=[section]))
+
+    async def events_of_astream() -> list[Any]:
+        async with adapter.astream(prompt, session=Session()) as stream:
+            return [event async for event in stream]
+
+    with prompt.resources:
+        if streamed == "stream":
+            with adapter.stream(prompt, session=Session()) as stream:
+                events = list(stream)
+        else:
+            events = asyncio.run(events_of_astream())
+    offered = [[tool.name for tool in model_input.tools] for model_input in adapter.inputs]
+    assert offered == [["probe", "change"], *[["probe", "change", "added"]] * 2]
+    assert isinstance(events[-1], EvaluationFinished)
+    assert (events[-1].response.text, sent) == ("done", ["change", "added"])
+
+
+def test_a_pause_after_the_tools_were_refreshed_resumes_with_the_prompt_as_given() -> None:
+    from wink import Approval, ApprovalPending
+
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)))
+    template = PromptTemplate(
+        ns="test",
+        key="approved",
+        sections=[section],
+        policies=[ApprovalPolicy(when=is_destructive)],
+    )
+    adapter = ScriptedAdapter([call("change", {"n": 0}, "c1"), call("added", {}, "c2"), "done"])
+    prompt = Prompt(template)
+    session = Session()
+    awaiting: list[tuple[str, ...]] = []
+    with prompt.resources:
+        with pytest.raises(ApprovalPending) as first:
+            adapter.evaluate(prompt, session=session)
+        awaiting.append(tuple(request.call_id for request in first.value.requests))
+        with pytest.raises(ApprovalPending) as second:
+            adapter.resume(prompt, session=session, decisions={"c1": Approval.approve()})
+        awaiting.append(tuple(request.call_id for request in second.value.requests))
+        response = adapter.resume(prompt, session=session, decisions={"c2": Approval.approve()})
+    assert (awaiting, response.text, sent) == ([("c1",), ("c2",)], "done", ["change", "added"])
+
+
+def test_a_notice_without_a_change_keeps_the_template_and_is_not_listed_again() -> None:
+    listed = [one_tool(OBJECT)[0]]
+    listings: list[int] = []
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        listings.append(1)
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in listed])
+
+    async def answer(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(content=[types.TextContent(type="text", text="same")])
+
+    from mcp.server import Server
+
+    server = Server("renotifying", on_list_tools=list_tools, on_call_tool=answer)
+    section = McpToolsSection(McpServer.in_process(server))
+    prompt = Prompt(PromptTemplate(ns="test", key="same", sections=[section]))
+    session = Session()
+    resources = prompt.resources.for_session(session)
+    with prompt.resources:
+        executor = ToolExecutor(prompt=prompt, session=session)
+        assert executor.execute(ToolCall("probe", {"n": 1}, "c1")).success
+        changed_after_call = prompt.tools_changed(session)
+        before = len(listings)
+        refreshed = prompt.refreshed(session)
+        changed_after_refresh = section.tools_changed(resources)
+        again = prompt.refreshed(session)
+    assert (changed_after_call, refreshed, changed_after_refresh, again) == (
+        True,
+        None,
+        False,
+        None,
+    )
+    assert len(listings) - before == 1  # listed once after the notice, then not again
+
+
+def test_a_refreshed_section_nested_in_a_grouping_section_is_replaced_in_a_copy() -> None:
+    from wink import MarkdownSection
+
+    listed = [one_tool(OBJECT)[0], {**one_tool(OBJECT)[0], "name": "change"}]
+    sent: list[str] = []
+    section = McpToolsSection(McpServer.in_process(changing_server(listed, sent)), key="remote")
+    parent = MarkdownSection(title="Tools", template="Use the tools.", children=[section])
+    prompt = Prompt(PromptTemplate(ns="test", key="nested", sections=[parent]))
+    session = Session()
+    with prompt.resources:
+        assert prompt.refreshed(session) is None
+        ToolExecutor(prompt=prompt, session=session).execute(ToolCall("change", {"n": 0}, "c1"))
+        fresh = prompt.refreshed(session)
+    assert fresh is not None
+    (fresh_parent,) = fresh.template.sections
+    assert (fresh_parent is not parent, parent.children, fresh.resources) == (
+        True,
+        (section,),
+        prompt.resources,
+    )
+    assert [tool.name for tool in fresh.render().tools] == ["probe", "change", "added"]
+    assert fresh.render().text == prompt.render().text
+    assert [tool.name for tool in prompt.render().tools] == ["probe", "change"]
 
 
 def test_refresh_is_a_new_section_or_none_and_templates_built_earlier_keep_their_tools() -> None:

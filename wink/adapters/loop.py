@@ -6,7 +6,11 @@ provider's reply (or has the provider's exception thrown in), or yields a
 sends each request through the blocking ``send`` hook and runs tool calls in
 place; ``LoopAdapter.aevaluate`` runs the same generator, awaiting ``asend``,
 and is sent each turn's tool results as a ``ToolTurn`` step (run with
-``ToolExecutor.aexecute_all``). Rendering, events, tool calls,
+``ToolExecutor.aexecute_all``). Before a request, when a section says its tools
+changed at their source (an MCP server's ``tools/list_changed``), the loop yields a
+``RefreshTools`` step, which may block (``aevaluate`` runs it in a worker thread),
+and is sent the refreshed prompt; it then offers that prompt's tools from the next
+request on (``Conversation.use_tools``). Rendering, events, tool calls,
 limits, output parsing and retries happen here, once for every provider; a
 provider supplies a ``Conversation`` (request building, reply reading, echoing
 the assistant turn, tool messages) and maps its SDK's errors.
@@ -169,7 +173,22 @@ class ToolTurn:
     """The turn's calls, in the order the model sent them."""
 
 
-Step = ModelRequest | Wait | ToolTurn | NextChunk | StreamEvent
+@dataclass(frozen=True, slots=True)
+class RefreshTools:
+    """Ask the sources of the prompt's tools for them again (it may block on I/O); the
+    refreshed prompt, or ``None`` when nothing changed, is sent back."""
+
+    prompt: Prompt[Any]
+    """The prompt the evaluation offers the tools of."""
+    session: Session
+    """The evaluation's session, whose connections are asked."""
+
+    def run(self) -> Prompt[Any] | None:
+        """``prompt.refreshed(session)``."""
+        return self.prompt.refreshed(self.session)
+
+
+Step = ModelRequest | Wait | ToolTurn | RefreshTools | NextChunk | StreamEvent
 """What the loop asks its driver to do; a stream event is handed on to the consumer of
 a streamed evaluation."""
 
@@ -266,6 +285,12 @@ class Conversation(Protocol):
     def answer_pause(self, turn: ModelTurn) -> None:
         """Echo a paused turn (``stop_reason == "pause"``) so that the next request
         continues it."""
+        ...
+
+    def use_tools(self, rendered: RenderedPrompt) -> None:
+        """Offer ``rendered``'s tools from the next request on; the conversation so far,
+        and the prompt's text as first sent, stay as they are. (A conversation without
+        this method keeps the tools it started with.)"""
         ...
 
     def finish(self, turn: ModelTurn) -> tuple[Any, ...]:
@@ -462,6 +487,9 @@ class LoopAdapter(abc.ABC):
                     if isinstance(step, Wait):
                         self.sleep(step.seconds)
                         continue
+                    if isinstance(step, RefreshTools):
+                        reply = step.run()
+                        continue
                     if isinstance(step, ToolTurn):  # only asked of asynchronous drivers
                         raise _DriverMisuse(
                             "evaluate() runs tool calls in place; ToolTurn is for aevaluate()"
@@ -650,6 +678,9 @@ class LoopAdapter(abc.ABC):
                         continue
                     if isinstance(step, ToolTurn):
                         reply = await step.executor.aexecute_all(step.calls)
+                        continue
+                    if isinstance(step, RefreshTools):
+                        reply = await asyncio.to_thread(step.run)
                         continue
                 except BaseException as raised:  # the loop maps it; a cancellation is recorded
                     error = raised
@@ -850,17 +881,10 @@ class _Evaluation:
         return response
 
     def _run(self, messages: Sequence[Any]) -> Generator[Step, Any, PromptResponse[Any]]:
-        rendered = self.prompt.render()
-        executor = ToolExecutor(
-            prompt=self.prompt,
-            session=self.session,
-            adapter=self.adapter,
-            deadline=self.deadline,
-            budget_tracker=self.budget_tracker,
-            rendered_prompt=rendered,
-            raise_handler_errors=self.raise_handler_errors,
-            approvals=self.decisions,
-        )
+        # The prompt as given: what a pause records and a resume checks, even after the
+        # tools were refreshed.
+        first = rendered = self.prompt.render()
+        executor = self._executor(rendered)
         contract = self.prompt.output_contract
         conversation = self.adapter.start(rendered, contract, messages)
         tool_names = tuple(tool.name for tool in rendered.tools)
@@ -874,6 +898,12 @@ class _Evaluation:
         refused = 0
         paused: list[str] = []  # the text of paused turns, which the answer continues
         while True:
+            if self.prompt.tools_changed(self.session) and hasattr(conversation, "use_tools"):
+                fresh = yield RefreshTools(self.prompt, self.session)
+                if fresh is not None:
+                    self.prompt, rendered = fresh, fresh.render()
+                    executor = self._executor(rendered)
+                    conversation.use_tools(rendered)
             if resumed is not None:
                 turn, resumed = resumed, None
             else:
@@ -895,7 +925,7 @@ class _Evaluation:
                     )
                 self._check_stop(turn)
             if turn.calls:
-                calls = self._approved(executor, rendered, turn, len(messages))
+                calls = self._approved(executor, first, turn, len(messages))
                 if self.streaming:
                     for call in calls:
                         yield ToolCallReady(call)
@@ -934,6 +964,19 @@ class _Evaluation:
             if self.streaming:
                 yield AnswerRejected(self.turns, problem)
             self._answer(conversation.answer_invalid_output, turn, _correction(problem))
+
+    def _executor(self, rendered: RenderedPrompt) -> ToolExecutor:
+        """The executor of the evaluation's calls while ``rendered``'s tools are offered."""
+        return ToolExecutor(
+            prompt=self.prompt,
+            session=self.session,
+            adapter=self.adapter,
+            deadline=self.deadline,
+            budget_tracker=self.budget_tracker,
+            rendered_prompt=rendered,
+            raise_handler_errors=self.raise_handler_errors,
+            approvals=self.decisions,
+        )
 
     def _approved(
         self, executor: ToolExecutor, rendered: RenderedPrompt, turn: ModelTurn, messages: int

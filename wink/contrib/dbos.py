@@ -46,6 +46,7 @@ from wink.adapters.loop import (
     LoopAdapter,
     ModelRequest,
     NextChunk,
+    RefreshTools,
     ToolTurn,
     Wait,
     evaluation_steps,
@@ -765,6 +766,8 @@ def _evaluate_workflow(request: DurableEvaluation) -> PromptResponse[Any]:
                         reply = next(chunks, END_OF_STREAM)
                     elif isinstance(step, Wait):
                         DBOS.sleep(step.seconds)
+                    elif isinstance(step, RefreshTools):
+                        reply = step.run()
                     elif isinstance(step, ToolTurn):
                         reply = []
                         for call in step.calls:
@@ -816,6 +819,8 @@ async def _aevaluate_workflow(request: DurableEvaluation) -> PromptResponse[Any]
                         reply = next(chunks, END_OF_STREAM)
                     elif isinstance(step, Wait):
                         await DBOS.sleep_async(step.seconds)
+                    elif isinstance(step, RefreshTools):
+                        reply = await asyncio.to_thread(step.run)
                     elif isinstance(step, ToolTurn):
                         reply = []
                         for call in step.calls:

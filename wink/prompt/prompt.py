@@ -131,6 +131,12 @@ class PromptTemplate(Generic[OutputT]):
         """The sections' default bindings, the first in tree order for each type."""
         for node in self._nodes:
             _check_placeholders(node)
+        self.refreshable: tuple[Section[Any], ...] = tuple(
+            node.section
+            for node in self._nodes
+            if type(node.section).tools_changed is not Section.tools_changed
+        )
+        """The sections whose tools come from elsewhere and may change (``Section.refreshed``)."""
         self.output_type: Any = type(self)._output_type
         """The declared output type; ``None`` when the model answers with text."""
         self.output_contract: Contract[OutputT] | None = _output_contract(
@@ -390,6 +396,35 @@ class Prompt(Generic[OutputT]):
             bound._registry = _registry_of(resources, self.template)
         return bound
 
+    def tools_changed(self, session: object) -> bool:
+        """Whether a section's tools changed at their source since the template was built,
+        as ``session`` sees them (``Section.tools_changed``); answers at once."""
+        sections = self.template.refreshable
+        if not sections:
+            return False
+        resources = self._registry.for_session(session)
+        return any(section.tools_changed(resources) for section in sections)
+
+    def refreshed(self, session: object) -> Prompt[OutputT] | None:
+        """This prompt over a new template whose sections have their tools as their sources
+        have them now (``Section.refreshed``), its params, overrides and resources shared;
+        ``None`` when no section's tools changed. May block while sources are asked."""
+        sections = _refreshed_sections(self.template.sections, self._registry.for_session(session))
+        if sections is None:
+            return None
+        old = self.template
+        template = type(old)(
+            ns=old.ns,
+            key=old.key,
+            name=old.name,
+            sections=sections,
+            policies=old.policies,
+            max_output_chars=old.max_output_chars,
+        )
+        return Prompt(
+            template, overrides=self.overrides, params=self.params, resources=self._registry
+        )
+
     def render(self) -> RenderedPrompt:
         """Render the enabled sections to markdown and collect their tools."""
         blocks: list[str] = []
@@ -442,6 +477,25 @@ class Prompt(Generic[OutputT]):
 
     def __repr__(self) -> str:
         return f"Prompt({self.template!r})"
+
+
+def _refreshed_sections(
+    sections: Sequence[Section[Any]], resources: ResourceRegistry
+) -> tuple[Section[Any], ...] | None:
+    """``sections`` with each one whose tools changed replaced by its refreshed self (a
+    parent copied around a replaced child); ``None`` when none changed."""
+    changed = False
+    result: list[Section[Any]] = []
+    for section in sections:
+        fresh = section.refreshed(resources) if section.tools_changed(resources) else None
+        current = section if fresh is None else fresh
+        children = _refreshed_sections(current.children, resources)
+        if children is not None:
+            current = copy.copy(current)
+            current.children = children
+        changed = changed or current is not section
+        result.append(current)
+    return tuple(result) if changed else None
 
 
 def _is_enabled(node: _Node, params: Any) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import is_dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from wink.errors import PromptRenderError, PromptValidationError
-from wink.resources import Binding
+from wink.resources import Binding, ResourceRegistry
 from wink.tools import Tool
 
 __all__ = ["Enabled", "MarkdownSection", "Section", "params_field_names"]
@@ -117,6 +117,21 @@ class Section(Generic[ParamsT]):
     def render_body(self, params: ParamsT | None) -> str:
         """The section's text below its heading; grouping sections have none."""
         return ""
+
+    def tools_changed(self, resources: ResourceRegistry) -> bool:
+        """Whether the source of this section's tools said they changed since the section
+        was built, as seen through a session's ``resources``; asked before every model
+        request of an evaluation, so it must answer at once, without I/O.
+
+        Sections whose tools come from elsewhere (``McpToolsSection``) override it and
+        ``refreshed``; a section whose tools are written in code never changes.
+        """
+        return False
+
+    def refreshed(self, resources: ResourceRegistry) -> Section[ParamsT] | None:
+        """A new section with this one's tools as their source has them now, or ``None``
+        when they are the same; asked, and allowed to block, when ``tools_changed``."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(key={self.key!r}, title={self.title!r})"

@@ -131,8 +131,8 @@ class McpConnection:
 
     def __init__(self, server: McpServer) -> None:
         self.server = server
-        self.tools_changed = False
-        """Set once the server says its tool list changed; calls then check ``current_tools``."""
+        self.tools_version = 0
+        """How many times the server said its tool list changed (``tools/list_changed``)."""
         self._listing: dict[str, types.Tool] | None = None
         self._listing_stale = True
         self._lock = threading.Lock()
@@ -149,6 +149,12 @@ class McpConnection:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    @property
+    def tools_changed(self) -> bool:
+        """Whether the server said its tool list changed since the connection opened;
+        calls then check ``current_tools``."""
+        return self.tools_version > 0
 
     def list_tools(self) -> list[types.Tool]:
         """Every tool the server lists, all pages read."""
@@ -340,8 +346,8 @@ class McpConnection:
         import mcp_types as types
 
         if isinstance(message, types.ToolListChangedNotification):
-            self.tools_changed = True
             self._listing_stale = True
+            self.tools_version += 1
 
 
 async def _hold(client: mcp.Client, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
@@ -439,6 +445,10 @@ class McpClients:
             if connection is None:
                 connection = self._connections[server] = McpConnection(server)
             return connection
+
+    def made(self, server: McpServer) -> McpConnection | None:
+        """The connection to ``server`` if one was made, else ``None`` (none is made)."""
+        return self._connections.get(server)
 
     def close(self) -> None:
         """Close every connection (ending the servers run as subprocesses)."""

@@ -11,7 +11,9 @@ recorded like any other; what differs is said by its handler's fields.
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
@@ -29,13 +31,15 @@ from wink.providers._mcp_schemas import (
     check_imported_schema,
     schema_document_type,
 )
-from wink.resources import Binding, Scope
+from wink.resources import Binding, ResourceRegistry, Scope
 from wink.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     import mcp_types as types
 
 __all__ = ["McpToolCall", "McpToolsSection", "is_destructive", "text_of_content"]
+
+logger = logging.getLogger(__name__)
 
 _NAME_LIMIT = 64
 _DESCRIPTION_LIMIT = 200
@@ -265,14 +269,15 @@ class McpToolsSection(Section[None]):
     ``McpToolCall``); tools the server marks ``readOnlyHint`` may overlap in a model
     turn, the others run one after another.
 
-    The tools are fixed once imported, and so is every template built with them:
-    an evaluation offers the model the same tools at every turn. When the server
-    says its tools changed (``tools/list_changed``), every later call checks the
-    server's listing (listed again after each such notice): a call to a tool the
-    server no longer lists, or whose schemas changed, fails without being sent,
-    saying so, and tools the server added are not offered. To offer the tools as
-    they are now, build a new template with ``section.refresh()`` (a new section)
-    and evaluate it.
+    The section keeps the tools it imported, and so does every template built with
+    it. When the server says its tools changed (``tools/list_changed``) on a
+    session's connection, an evaluation in that session lists them again before its
+    next model request and offers the tools as they are then, from that request on
+    (``Section.refreshed``: the evaluation goes on with a new template holding a new
+    section; the prompt's text stays as first sent). Calls made before that, or
+    outside an evaluation, check the server's listing: a call to a tool the server
+    no longer lists, or whose schemas changed, fails without being sent, saying so.
+    ``section.refresh()`` imports the tools again for new templates.
 
     Raises ``McpConnectionError`` when the server cannot be reached, and
     ``PromptValidationError`` for a tool whose schema wink cannot state, naming the
@@ -308,11 +313,17 @@ class McpToolsSection(Section[None]):
         """The server's instructions, shown in the section's text."""
         self.descriptions: dict[str, str] = {}
         """Local tool name to the full description the server gives."""
-        tools = self._import()
+        self._imported: tuple[types.Tool, ...] = ()
+        self._seen: tuple[McpConnection | None, int] = (None, 0)
+        """A session's connection and its ``tools_version`` whose listing has these tools;
+        any connection's version 0 is taken to have them."""
+        with McpConnection(server) as connection:
+            listed = connection.list_tools()
+            self.instructions = connection.instructions
         super().__init__(
             title=title or f"Tools from {server.name}",
             key=key,
-            tools=tools,
+            tools=self._import(listed),
             policies=policies,
             enabled=enabled,
             accepts_overrides=accepts_overrides,
@@ -341,11 +352,65 @@ class McpToolsSection(Section[None]):
             return None
         return fresh
 
-    def _import(self) -> list[Tool[Any, Any]]:
+    def tools_changed(self, resources: ResourceRegistry) -> bool:
+        """Whether the session's connection to the server (in ``resources``) was told of
+        a change of its tools that this section has not seen."""
+        clients = resources.get_optional(McpClients)
+        connection = None if clients is None else clients.made(self.server)
+        if connection is None:
+            return False
+        seen_on, version = self._seen
+        return connection.tools_version != (version if seen_on is connection else 0)
+
+    def refreshed(self, resources: ResourceRegistry) -> McpToolsSection | None:
+        """A new section with the tools the session's connection lists now; ``None`` when
+        they are the ones this section has, or when they cannot be listed or imported
+        (then calls check the listing, as they do outside an evaluation)."""
+        clients = resources.get_optional(McpClients)
+        connection = None if clients is None else clients.made(self.server)
+        if connection is None:
+            return None
+        version = connection.tools_version  # read before listing: a later notice lists again
+        try:
+            listed = list(connection.current_tools().values())
+            if tuple(self._kept(listed)) == self._imported:
+                self._seen = (connection, version)
+                return None
+            fresh = copy.copy(self)
+            fresh.instructions = connection.instructions
+            tools = fresh._import(listed)
+        except (McpConnectionError, PromptValidationError) as error:
+            logger.warning(
+                "the tools of MCP server %r changed and could not be imported again, so the "
+                "evaluation goes on with those it has: %s",
+                self.server.name,
+                error,
+            )
+            return None
+        fresh._seen = (connection, version)
+        Section.__init__(
+            fresh,
+            title=self.title,
+            key=self.key,
+            tools=tools,
+            policies=self.policies,
+            enabled=self.enabled,
+            accepts_overrides=self.accepts_overrides,
+            default_resources=self.default_resources,
+        )
+        return fresh
+
+    def _kept(self, listed: Sequence[types.Tool]) -> list[types.Tool]:
+        """The listed tools that ``allow`` and ``deny`` keep, in listing order."""
+        allow, deny = self.allow, self.deny
+        return [
+            item
+            for item in listed
+            if (allow is None or item.name in allow) and item.name not in deny
+        ]
+
+    def _import(self, listed: Sequence[types.Tool]) -> list[Tool[Any, Any]]:
         server = self.server
-        with McpConnection(server) as connection:
-            listed = connection.list_tools()
-            self.instructions = connection.instructions
         names = [tool.name for tool in listed]
         for option, asked in (("allow", self.allow or frozenset()), ("deny", self.deny)):
             unknown = sorted(asked - set(names))
@@ -358,9 +423,8 @@ class McpToolsSection(Section[None]):
         tools: list[Tool[Any, Any]] = []
         local_names: dict[str, str] = {}
         descriptions: dict[str, str] = {}
-        for item in listed:
-            if (self.allow is not None and item.name not in self.allow) or item.name in self.deny:
-                continue
+        kept = self._kept(listed)
+        for item in kept:
             local = _local_name(self.prefix, item.name)
             if local in local_names:
                 raise PromptValidationError(
@@ -377,6 +441,7 @@ class McpToolsSection(Section[None]):
             if item.description:
                 descriptions[local] = item.description
         self.descriptions = descriptions
+        self._imported = tuple(kept)
         return tools
 
     def render_body(self, params: None) -> str:
