@@ -228,6 +228,61 @@ def test_in_thread_runs_a_sync_handler_in_a_worker_thread_and_overlaps_calls() -
     assert elapsed < 0.4
 
 
+def test_aexecute_awaits_the_async_handler_and_execute_runs_the_handler() -> None:
+    ran: list[tuple[str, int]] = []
+
+    def in_place(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        ran.append(("handler", threading.get_ident()))
+        return ToolResult(message="sync")
+
+    async def awaited(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        ran.append(("async_handler", threading.get_ident()))
+        await asyncio.sleep(0)
+        return ToolResult(message="async")
+
+    twin = Tool[Nothing, None](
+        name="twin", description="Twin.", handler=in_place, async_handler=awaited
+    )
+    session = Session()
+    run = executor(twin, session=session)
+
+    async def awaited_call() -> tuple[str, int]:
+        return (await run.aexecute(ToolCall("twin", "{}", "a"))).message, threading.get_ident()
+
+    synchronous = run.execute(ToolCall("twin", "{}", "s")).message
+    asynchronous, loop_thread = bounded(awaited_call())
+    here = threading.get_ident()
+    assert (synchronous, asynchronous) == ("sync", "async")
+    assert ran == [("handler", here), ("async_handler", loop_thread)]
+    assert recorded(session) == [("s", True, "sync"), ("a", True, "async")]
+
+
+def test_an_async_handler_over_its_timeout_is_cancelled_and_the_call_fails() -> None:
+    cancelled: list[str] = []
+
+    def in_place(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        return ToolResult(message="sync")
+
+    async def slow(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+        return ToolResult(message="late")
+
+    twin = Tool[Nothing, None](
+        name="twin", description="Twin.", handler=in_place, async_handler=slow, timeout=0.05
+    )
+    result = bounded(executor(twin).aexecute(ToolCall("twin", "{}", "t")))
+    assert (result.success, result.message, cancelled) == (
+        False,
+        "Tool 'twin' did not finish within its timeout of 0.05s, so nothing it did was "
+        "kept; try a smaller request, or another way",
+        ["slow"],
+    )
+
+
 def test_the_tool_decorator_makes_an_async_tool_with_its_types() -> None:
     @tool
     async def fetch(params: Work, *, context: ToolContext) -> ToolResult[str]:

@@ -410,6 +410,44 @@ def test_in_thread_is_refused_for_an_async_handler() -> None:
     )
 
 
+def test_async_handler_is_the_awaited_form_of_a_sync_handler() -> None:
+    made = make_tool(async_handler=async_lookup)
+    assert (made.is_async, made.awaited_handler, make_tool().awaited_handler) == (
+        False,
+        async_lookup,
+        None,
+    )
+    assert make_tool(handler=async_lookup).awaited_handler is async_lookup
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"handler": async_lookup, "async_handler": async_lookup},
+            "tool 'lookup_entity': async_handler is the async form of a synchronous handler; "
+            "give an async def handler as handler=... alone",
+        ),
+        (
+            {"handler": None, "async_handler": async_lookup},
+            "tool 'lookup_entity': async_handler is the async form of a synchronous handler; "
+            "give an async def handler as handler=... alone",
+        ),
+        (
+            {"async_handler": lookup},
+            "tool 'lookup_entity': async_handler 'lookup' is not an async def function",
+        ),
+        (
+            {"async_handler": async_lookup, "in_thread": True},
+            "tool 'lookup_entity': in_thread=True runs the handler in a worker thread under "
+            "aexecute, which awaits async_handler instead; give one or the other",
+        ),
+    ],
+)
+def test_async_handler_misuse_is_refused(overrides: dict[str, Any], message: str) -> None:
+    assert rejection(**overrides) == message
+
+
 def test_a_handler_that_is_not_callable_is_rejected() -> None:
     assert rejection(handler="lookup") == "tool 'lookup_entity': handler 'lookup' is not callable"
 

@@ -488,7 +488,7 @@ class PromptServer(Server[_Run]):
             )
         # A cancelled request still waits for its call to finish, so the call commits
         # or rolls back whole, as it would have had the client waited.
-        if binding.tool.is_async:
+        if binding.tool.awaited_handler is not None:
             # On the server's own loop, where awaiting blocks no other client.
             with anyio.CancelScope(shield=True):
                 result = await _aexecute(executor, call)

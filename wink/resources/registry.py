@@ -321,6 +321,20 @@ class ResourceRegistry:
         return self._lazy_singletons
 
     @property
+    def unbuilt_singletons(self) -> bool:
+        """Whether some singleton built on first use is not built yet, so that a call
+        may still build one."""
+        if not self._lazy_singletons:
+            return False
+        with self._lock:
+            return any(
+                binding.scope is Scope.SINGLETON
+                and not binding.prebuilt
+                and resource_type not in self._built
+                for resource_type, binding in self._bindings.items()
+            )
+
+    @property
     def needs_call_scope(self) -> bool:
         """Whether a tool call needs its own scope: some binding is TOOL_CALL or PROTOTYPE.
 

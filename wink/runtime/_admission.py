@@ -314,7 +314,9 @@ def _plan_of(binding: ToolBinding, max_output_chars: int | None = None) -> _Plan
     # there until they act.
     in_thread = tool.in_thread and tool.timeout is not None
     plain = tool.handler is not None and not tool.is_async and not in_thread
-    awaitable = tool.handler is not None and (tool.is_async or not tool.in_thread)
+    awaitable = tool.handler is not None and (
+        tool.awaited_handler is not None or not tool.in_thread
+    )
     limit = tool.max_output_chars if tool.max_output_chars is not None else max_output_chars
     return _Plan(
         tool,

@@ -557,9 +557,8 @@ class _Controlled(_Transaction):
             return await _ainvoke(prepared)
         seconds, by_deadline = limit
         tool = prepared.plan.tool
-        if tool.is_async:
-            handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked
-            coroutine = handler(prepared.params, context=prepared.context)
+        if tool.awaited_handler is not None:
+            coroutine = tool.awaited_handler(prepared.params, context=prepared.context)
             return await _within(coroutine, seconds, by_deadline)
         if tool.in_thread:
             return await _in_thread(_invoke_timed, prepared, seconds, by_deadline)
@@ -654,9 +653,9 @@ async def _afirst_attempt(plan: _Plan, params: Any, context: ToolContext) -> obj
     """``_first_attempt``'s twin for ``aexecute``: an async handler is awaited, cancelled
     at its tool's timeout."""
     tool = plan.tool
-    if not tool.is_async:
+    handler = tool.awaited_handler
+    if handler is None:
         return _first_attempt(plan, params, context)
-    handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _plan_of
     seconds = tool.timeout
     try:
         if seconds is None:
@@ -736,12 +735,12 @@ def _invoke(prepared: _Prepared) -> object:
 
 
 async def _ainvoke(prepared: _Prepared) -> object:
-    """Await an async handler; run a sync one inline, or in a worker thread when its
-    tool says ``in_thread=True``."""
+    """Await an async handler (or a sync one's ``async_handler``); run a sync one inline,
+    or in a worker thread when its tool says ``in_thread=True``."""
     tool = prepared.plan.tool
+    if tool.awaited_handler is not None:
+        return await tool.awaited_handler(prepared.params, context=prepared.context)
     handler: Callable[..., Any] = tool.handler  # type: ignore[assignment]  # checked in _prepare
-    if tool.is_async:
-        return await handler(prepared.params, context=prepared.context)
     if tool.in_thread:
         return await _in_thread(handler, prepared.params, context=prepared.context)
     return handler(prepared.params, context=prepared.context)

@@ -232,7 +232,7 @@ class ToolExecutor(_Admission):
 
         Each call is its own transaction, as with ``aexecute``. Calls overlap unless
         their tool says ``sequential=True``, a policy governs it, the prompt has
-        snapshotable resources (or singletons built on first use), or the session
+        snapshotable resources (or singletons built on first use not built yet), or the session
         keeps history (``keep_history=True``): such a call runs alone, after the
         calls before it and before those after it. Each overlapping
         call works on its own copy of the session (O(1)); when all are done, their
@@ -297,7 +297,9 @@ class ToolExecutor(_Admission):
         resources = self._resources
         return (
             not resources.snapshotables()
-            and not resources.lazy_singletons
+            # Once every singleton is built, no call builds one (and a snapshotable
+            # one is among the snapshotables above).
+            and not resources.unbuilt_singletons
             # Its versions name positions in one history: it is told in one order.
             and not self._session.keeps_history
             # A stored session stores each call as one version, in order.
@@ -542,8 +544,8 @@ class ToolExecutor(_Admission):
     async def _arun_direct(
         self, plan: _Plan, tree: CallTree, call: ToolCall, started_at: datetime
     ) -> ToolResult[Any]:
-        """``_run_direct``'s twin for ``aexecute``: an async handler is awaited, a plain one
-        (not ``in_thread``) runs inline."""
+        """``_run_direct``'s twin for ``aexecute``: an async handler (or a sync one's
+        ``async_handler``) is awaited, a plain one (not ``in_thread``) runs inline."""
         # Kept for speed: an ``aexecute`` of a plain handler costs about 18% less than
         # through ``_prepare`` and ``_finished`` (an async handler's, about 4% less).
         ready = self._direct_ready(plan, tree, call, started_at)
@@ -558,10 +560,10 @@ class ToolExecutor(_Admission):
                 returned: Any
                 if plan.controlled:
                     returned = await _afirst_attempt(plan, params, context)
+                elif plan.tool.awaited_handler is not None:
+                    returned = await plan.tool.awaited_handler(params, context=context)
                 else:
                     returned = plan.tool.handler(params, context=context)  # type: ignore[misc]
-                    if plan.tool.is_async:
-                        returned = await returned
                 outcome, committed = self._commit(
                     plan, call, params, context, None, started_at, returned
                 )

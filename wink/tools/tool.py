@@ -101,8 +101,15 @@ class Tool(Generic[ParamsT, ResultT]):
     more_output: str | None = None
     """How to get the rest of a cut value, told in the marker (``{shown}`` becomes the
     number of characters shown), for a tool that pages; else "ask for less"."""
+    async_handler: AsyncToolHandler[ParamsT, ResultT] | None = None
+    """The same call as an ``async def``, for a synchronous ``handler`` whose work waits on
+    an event loop anyway: ``aexecute`` awaits it instead of running ``handler``, so no
+    worker thread is taken; ``execute`` runs ``handler``."""
     is_async: bool = field(init=False, repr=False)
     """Whether the handler is ``async def`` (its calls are awaited)."""
+    awaited_handler: AsyncToolHandler[ParamsT, ResultT] | None = field(init=False, repr=False)
+    """What ``aexecute`` awaits: ``async_handler``, or ``handler`` when it is ``async def``;
+    ``None`` when it runs ``handler`` (inline, or in a worker thread with ``in_thread``)."""
     params_type: Any = field(init=False, repr=False)
     """The params type given as the first type argument."""
     result_type: Any = field(init=False, repr=False)
@@ -154,6 +161,10 @@ class Tool(Generic[ParamsT, ResultT]):
                 "handler runs on the event loop"
             )
         object.__setattr__(self, "is_async", is_async)
+        object.__setattr__(self, "awaited_handler", self.handler if is_async else None)
+        if self.async_handler is not None:
+            _check_async_handler(self)
+            object.__setattr__(self, "awaited_handler", self.async_handler)
         _check_controls(self)
         params_type, result_type = arguments
         try:
@@ -261,6 +272,28 @@ def _check_description(owner: str, description: object) -> str:
     if not stripped.isascii():
         raise PromptValidationError(f"{owner}: description must be ASCII: {stripped!r}")
     return stripped
+
+
+def _check_async_handler(tool: Tool[Any, Any]) -> None:
+    """``async_handler`` is the async twin of a synchronous ``handler``."""
+    name, twin = tool.name, tool.async_handler
+    if tool.handler is None or tool.is_async:
+        raise PromptValidationError(
+            f"tool {name!r}: async_handler is the async form of a synchronous handler; "
+            "give an async def handler as handler=... alone"
+        )
+    assert twin is not None
+    _check_handler(name, twin)
+    if not _is_coroutine_function(twin):
+        raise PromptValidationError(
+            f"tool {name!r}: async_handler {getattr(twin, '__qualname__', twin)!r} is not an "
+            "async def function"
+        )
+    if tool.in_thread:
+        raise PromptValidationError(
+            f"tool {name!r}: in_thread=True runs the handler in a worker thread under "
+            "aexecute, which awaits async_handler instead; give one or the other"
+        )
 
 
 def _check_handler(name: str, handler: Callable[..., Any]) -> None:
