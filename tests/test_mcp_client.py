@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,58 @@ def test_read_only_hint_lets_calls_overlap_and_others_run_in_order(
         "echo": False,
         "fail": True,
     }
+
+
+def test_read_only_calls_of_a_model_turn_run_at_once_with_no_worker_thread() -> None:
+    """Three read-only calls of one turn, each answered only once all three arrived (or
+    failing after 5 s): they succeed only if they overlap."""
+    server = MCPServer("barrier", log_level="WARNING")
+    arrived: list[str] = []
+    everyone = asyncio.Event()
+
+    @server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+    async def meet(name: str) -> str:
+        arrived.append(name)
+        if len(arrived) == 3:
+            everyone.set()
+        await asyncio.wait_for(everyone.wait(), 5)
+        return f"{name} met {len(arrived)}"
+
+    section = McpToolsSection(McpServer.in_process(server))
+    turn = [call("meet", {"name": name}, name) for name in ("a", "b", "c")]
+    adapter = ScriptedAdapter([turn, "done"])
+    prompt = Prompt(PromptTemplate(ns="test", key="barrier", sections=[section]))
+    session = Session()
+    before = set(threading.enumerate())
+    with prompt.resources:
+        response = asyncio.run(adapter.aevaluate(prompt, session=session))
+        # The connection's loop thread is the only thread the calls started.
+        started = [thread.name for thread in set(threading.enumerate()) - before]
+    assert response.text == "done"
+    assert [(event.call_id, event.result.message) for event in session[ToolInvoked]] == [
+        ("a", "a met 3"),
+        ("b", "b met 3"),
+        ("c", "c met 3"),
+    ]
+    assert started == ["mcp-barrier"]
+
+
+def test_unbuilt_singletons_say_whether_a_call_could_still_build_one() -> None:
+    section = McpToolsSection(McpServer.in_process(demo))
+    prompt = Prompt(PromptTemplate(ns="test", key="built", sections=[section]))
+    view = prompt.resources.for_session(Session())
+    before = view.unbuilt_singletons
+    view.get(McpClients)
+    assert (
+        before,
+        view.unbuilt_singletons,
+        Prompt(PromptTemplate(ns="t", key="k")).resources.unbuilt_singletons,
+    ) == (
+        True,
+        False,
+        False,
+    )
+    view.close()
 
 
 def test_handler_records_that_the_call_cannot_be_rolled_back(

@@ -171,6 +171,20 @@ class McpConnection:
         """The server's answer to ``tools/call``; ``McpConnectionError`` when there is none."""
         return self._run(self._call_tool(name, arguments), self.server.call_timeout)
 
+    async def acall_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``call_tool`` awaited from any event loop, which goes on meanwhile."""
+        work = self._call_tool(name, arguments)
+        future: Future[types.CallToolResult] = asyncio.run_coroutine_threadsafe(
+            work, self._started_loop(work)
+        )
+        try:
+            # The work bounds itself; this wait is a backstop against a loop that hangs.
+            async with asyncio.timeout(self._backstop(self.server.call_timeout)):
+                return await asyncio.wrap_future(future)
+        except TimeoutError:
+            future.cancel()
+            raise McpConnectionError(self._no_answer(self.server.call_timeout)) from None
+
     @property
     def instructions(self) -> str | None:
         """The server's instructions from its handshake, once connected."""
@@ -201,14 +215,20 @@ class McpConnection:
         loop = self._started_loop(work)
         future: Future[T] = asyncio.run_coroutine_threadsafe(work, loop)
         # The work bounds itself; this wait is a backstop against a loop that hangs.
-        limit = None if timeout is None else timeout + self._open_time() + 5
         try:
-            return future.result(limit)
+            return future.result(self._backstop(timeout))
         except FutureTimeout:
             future.cancel()
-            raise McpConnectionError(
-                f"MCP server {self.server.name!r} did not answer within {limit:.0f} s"
-            ) from None
+            raise McpConnectionError(self._no_answer(timeout)) from None
+
+    def _backstop(self, timeout: float | None) -> float | None:
+        """How long a caller waits for work bounded by ``timeout`` (plus opening) at most."""
+        return None if timeout is None else timeout + self._open_time() + 5
+
+    def _no_answer(self, timeout: float | None) -> str:
+        return (
+            f"MCP server {self.server.name!r} did not answer within {self._backstop(timeout):.0f} s"
+        )
 
     def _open_time(self) -> float:
         server = self.server

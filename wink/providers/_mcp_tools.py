@@ -11,6 +11,7 @@ recorded like any other; what differs is said by its handler's fields.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -78,9 +79,27 @@ class McpToolCall:
         connection = clients.connection(self.server)
         return self.send(connection, dict(params))
 
+    async def acall(self, params: JsonSchemaDocument, *, context: ToolContext) -> ToolResult[Any]:
+        """``__call__`` awaited (the tool's ``async_handler``): under ``aexecute`` the call
+        waits for the server on the caller's event loop, taking no worker thread."""
+        connection = context.resources.get(McpClients).connection(self.server)
+        try:
+            if connection.tools_changed:  # as in ``send``; listing again may block
+                changed = await asyncio.to_thread(_changed_since_import, connection, self)
+                if changed is not None:
+                    return ToolResult.error(changed)
+            answer = await connection.acall_tool(self.remote_name, dict(params))
+        except McpConnectionError as error:
+            return ToolResult.error(str(error))
+        return result_of(answer, self.result_type, self.subject)
+
+    @property
+    def subject(self) -> str:
+        """The tool and its server, as messages name them."""
+        return f"tool {self.remote_name!r} of MCP server {self.server.name!r}"
+
     def send(self, connection: McpConnection, arguments: dict[str, Any]) -> ToolResult[Any]:
         """``tools/call`` on ``connection``; what the server answers, or a failed result."""
-        subject = f"tool {self.remote_name!r} of MCP server {self.server.name!r}"
         try:
             if connection.tools_changed:
                 # The server changed its tools since the connection opened: the call
@@ -91,7 +110,7 @@ class McpToolCall:
             answer = connection.call_tool(self.remote_name, arguments)
         except McpConnectionError as error:
             return ToolResult.error(str(error))
-        return result_of(answer, self.result_type, subject)
+        return result_of(answer, self.result_type, self.subject)
 
 
 def result_of(
@@ -239,7 +258,8 @@ def imported_tool(server: McpServer, listed: types.Tool, local_name: str) -> Too
             name=local_name,
             description=description,
             handler=handler,
-            in_thread=True,  # the handler waits for the server: off the event loop
+            # Under aexecute the call is awaited: the caller's loop goes on meanwhile.
+            async_handler=handler.acall,
             sequential=not read_only,
         )
     except PromptValidationError as error:
