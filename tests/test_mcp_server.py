@@ -745,3 +745,27 @@ def test_a_nested_model_parameter_is_listed_as_an_object_and_called_with_one() -
         "additionalProperties": False,
     }
     assert (called.is_error, called.structured_content) == (False, {"result": "open x10"})
+
+
+def test_a_served_prompt_relays_another_servers_tools_awaited_on_its_loop() -> None:
+    """A prompt holding an ``McpToolsSection`` served over MCP: the served call awaits the
+    imported tool (its ``async_handler``) on the server's loop, with no worker thread."""
+    upstream = mcp_sdk.server.mcpserver.MCPServer("upstream", log_level="WARNING")
+
+    @upstream.tool()
+    def shout(text: str) -> str:
+        return text.upper()
+
+    section = mcp.McpToolsSection(mcp.McpServer.in_process(upstream), prefix="up_")
+    assert section.tools[0].awaited_handler is not None
+    prompt = Prompt(PromptTemplate(ns="tests", key="relay", sections=[section]))
+    served = mcp.server(prompt)
+
+    async def main() -> tuple[str, Any, bool]:
+        async with mcp_sdk.Client(served, mode="legacy") as client:
+            result = await client.call_tool("up_shout", {"text": "hi"})
+        return text_of(result), result.structured_content, bool(result.is_error)
+
+    with prompt.resources:
+        # The upstream's text, then the value it gave as structured content.
+        assert anyio.run(main) == ('HI\n\n{"result":"HI"}', {"result": "HI"}, False)
