@@ -27,7 +27,7 @@ from wink.contract.frozen import freeze
 from wink.prompt import RenderedPrompt
 from wink.providers._output import output_name
 from wink.providers._payload import fill_call_ids, list_field, object_field, token_count
-from wink.providers._replies import provider_tools_of, reply_data
+from wink.providers._replies import offering, provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._streams import AnthropicStreamReader, closing_chunks
@@ -105,10 +105,7 @@ class AnthropicAdapter(LoopAdapter):
         from wink.providers import anthropic
 
         tools = [*anthropic.tool_specs(rendered, strict=self.strict), *self.provider_tools]
-        offered = {key: value for key, value in request.items() if key != "tools"}
-        if tools:
-            offered["tools"] = tools
-        return offered
+        return offering(request, tools)
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""

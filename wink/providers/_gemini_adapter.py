@@ -26,7 +26,7 @@ from wink.contract import Contract
 from wink.prompt import RenderedPrompt
 from wink.providers._inline import object_root
 from wink.providers._payload import list_field, object_at, object_field, token_count
-from wink.providers._replies import provider_tools_of, reply_data
+from wink.providers._replies import offering, provider_tools_of, reply_data
 from wink.providers._sdk_errors import retryable_status
 from wink.providers._streams import GeminiStreamReader
 from wink.runtime.budget import TokenUsage
@@ -102,10 +102,7 @@ class GeminiAdapter(LoopAdapter):
         specs = gemini.tool_specs(rendered)
         tools = [{"functionDeclarations": specs}] if specs else []
         tools.extend(self.provider_tools)
-        offered = {key: value for key, value in config.items() if key != "tools"}
-        if tools:
-            offered["tools"] = tools
-        return offered
+        return offering(config, tools)
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""

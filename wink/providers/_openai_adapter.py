@@ -37,7 +37,7 @@ from wink.providers._payload import (
     object_field,
     token_count,
 )
-from wink.providers._replies import provider_tools_of, reply_data
+from wink.providers._replies import offering, provider_tools_of, reply_data
 from wink.providers._sdk_errors import http_failure
 from wink.providers._specs import SpecCache
 from wink.providers._streams import ChatStreamReader, ResponsesStreamReader, closing_chunks
@@ -125,10 +125,7 @@ class OpenAIAdapter(LoopAdapter):
 
         specs = openai.tool_specs(rendered, api=self.api, strict=self.strict)
         tools = [*specs, *self.provider_tools]
-        offered = {key: value for key, value in request.items() if key != "tools"}
-        if tools:
-            offered["tools"] = tools
-        return offered
+        return offering(request, tools)
 
     def send(self, request: ModelRequest) -> Any:
         """One SDK call; under a deadline it has the time left as its timeout and no retries."""

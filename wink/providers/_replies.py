@@ -54,3 +54,12 @@ def provider_tools_of(
             )
         tools.append(dict(tool))
     return tuple(tools)
+
+
+def offering(request: Mapping[str, Any], tools: Sequence[Any]) -> dict[str, Any]:
+    """A copy of ``request`` (SDK call arguments or config) with ``tools`` as its
+    ``tools``, the key left out when there are none."""
+    offered = {key: value for key, value in request.items() if key != "tools"}
+    if tools:
+        offered["tools"] = list(tools)
+    return offered
