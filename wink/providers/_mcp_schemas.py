@@ -29,7 +29,7 @@ from wink.contract.conformance import SchemaChecker, check_schema, schema_checke
 from wink.contract.frozen import freeze
 from wink.contract.messages import short_repr
 from wink.contract.schema import normalise_schema
-from wink.contract.walk import JsonSchema
+from wink.contract.walk import JsonSchema, iter_schema_nodes
 from wink.errors import PromptValidationError
 from wink.providers._strict import accepts_null
 
@@ -37,8 +37,6 @@ __all__ = ["JsonSchemaDocument", "check_imported_schema", "schema_document_type"
 
 _MAX_SCHEMA_BYTES = 256 * 1024
 """A listed schema larger than this is refused: it is shown to the model with every call."""
-
-_COMBINATORS = ("allOf", "anyOf", "oneOf")
 
 
 class JsonSchemaDocument(dict[str, Any]):
@@ -237,7 +235,7 @@ def check_imported_schema(schema: object, subject: str) -> JsonSchema:
             f'{subject}: the schema must describe an object ("type": "object" at the root), '
             f"got type {short_repr(document.get('type'))}"
         )
-    for pointer, node in _nodes(document, ""):
+    for pointer, node in iter_schema_nodes(document, ""):
         reference = node.get("$ref")
         if isinstance(reference, str) and not reference.startswith("#"):
             raise PromptValidationError(
@@ -263,39 +261,6 @@ def check_imported_schema(schema: object, subject: str) -> JsonSchema:
     normalised: JsonSchema = freeze(normalise_schema(document))
     return normalised
 
-
-def _nodes(node: Any, pointer: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Every schema object of ``node`` with its JSON pointer (``properties`` maps skipped
-    as nodes, their values visited)."""
-    if not isinstance(node, Mapping):
-        return
-    yield pointer, node
-    for key, value in node.items():
-        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-            if isinstance(value, Mapping):
-                for name, child in value.items():
-                    yield from _nodes(child, f"{pointer}/{key}/{name}")
-        elif key in (*_COMBINATORS, "prefixItems") and isinstance(value, list):
-            for index, child in enumerate(value):
-                yield from _nodes(child, f"{pointer}/{key}/{index}")
-        elif key in _SUBSCHEMAS:
-            yield from _nodes(value, f"{pointer}/{key}")
-
-
-_SUBSCHEMAS = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)
 
 _types: dict[tuple[str, str, str], type[JsonSchemaDocument]] = {}
 """Types already made, by name, subject and schema: re-importing a server reuses them
