@@ -375,8 +375,7 @@ class McpToolsSection(Section[None]):
     def tools_changed(self, resources: ResourceRegistry) -> bool:
         """Whether the session's connection to the server (in ``resources``) was told of
         a change of its tools that this section has not seen."""
-        clients = resources.get_optional(McpClients)
-        connection = None if clients is None else clients.made(self.server)
+        connection = self._connection_in(resources)
         if connection is None:
             return False
         seen_on, version = self._seen
@@ -386,8 +385,7 @@ class McpToolsSection(Section[None]):
         """A new section with the tools the session's connection lists now; ``None`` when
         they are the ones this section has, or when they cannot be listed or imported
         (then calls check the listing, as they do outside an evaluation)."""
-        clients = resources.get_optional(McpClients)
-        connection = None if clients is None else clients.made(self.server)
+        connection = self._connection_in(resources)
         if connection is None:
             return None
         version = connection.tools_version  # read before listing: a later notice lists again
@@ -419,6 +417,11 @@ class McpToolsSection(Section[None]):
             default_resources=self.default_resources,
         )
         return fresh
+
+    def _connection_in(self, resources: ResourceRegistry) -> McpConnection | None:
+        """The session's connection to the server, if one was made (none is made here)."""
+        clients = resources.get_optional(McpClients)
+        return None if clients is None else clients.made(self.server)
 
     def _kept(self, listed: Sequence[types.Tool]) -> list[types.Tool]:
         """The listed tools that ``allow`` and ``deny`` keep, in listing order."""
