@@ -7,6 +7,7 @@ A backend implements the rows (``read``, ``create``, ``append``, ``sessions``,
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -122,6 +123,19 @@ class StoreBase:
 
     def _snapshot_due(self, version: int) -> bool:
         return version % self._snapshot_every == 0
+
+    @staticmethod
+    def _append_values(session_id: str, expected: int, change: StoredChange) -> dict[str, Any]:
+        """The named parameters of an ``append`` statement for ``change``."""
+        return {
+            "id": session_id,
+            "expected": expected,
+            "version": change.version,
+            "ops": change.ops,
+            "body": change.body,
+            "events": change.events,
+            "now": time.time(),
+        }
 
     async def asessions(self) -> list[SessionInfo]:
         """``sessions``, in a worker thread."""

@@ -281,16 +281,7 @@ class PostgresStore(StoreBase):
         # Every call of a stored session comes here: the connection is taken and given
         # back directly (autocommit leaves no transaction to end), and the message is
         # built only when something fails.
-        values = {
-            "id": session_id,
-            "expected": expected,
-            "version": change.version,
-            "ops": change.ops,
-            "body": change.body,
-            "events": change.events,
-            "now": time.time(),
-            "snapshot": snapshot,
-        }
+        values = {**self._append_values(session_id, expected, change), "snapshot": snapshot}
         pool = self._pool
         try:
             connection = pool.getconn()

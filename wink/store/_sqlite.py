@@ -232,15 +232,7 @@ class SqliteStore(StoreBase):
         """Store ``change`` as version ``expected + 1``, in one transaction."""
         # Every call of a stored session comes here: plain statements on the kept
         # cursor, the transaction's message built only when it fails.
-        values = {
-            "id": session_id,
-            "expected": expected,
-            "version": change.version,
-            "ops": change.ops,
-            "body": change.body,
-            "events": change.events,
-            "now": time.time(),
-        }
+        values = self._append_values(session_id, expected, change)
         with self._lock:
             cursor = self._appending
             try:
